@@ -1,0 +1,22 @@
+#ifndef TPHEAL_TIMER_H
+#define TPHEAL_TIMER_H
+#include <tpheal/env.h>
+
+/* A one-shot timer.  Re-arming it from its own callback takes effect after
+ * that callback returns, so it never overlaps itself. */
+typedef struct tph_timer tph_timer;
+typedef void (*tph_timer_fn)(tph_timer *, void *ctx);
+
+tph_err tph_timer_create(tph_timer **out, tph_timer_fn, void *ctx, const tph_env *);
+tph_err tph_timer_set_after(tph_timer *, uint64_t delay_ms, uint32_t window_ms);
+/* at: absolute system time (FILETIME, 100 ns units since 1601). */
+tph_err tph_timer_set_at(tph_timer *, uint64_t at_filetime, uint32_t window_ms);
+/* Disarming discards a tick that is queued and not yet running. */
+tph_err tph_timer_disarm(tph_timer *);
+bool tph_timer_is_set(tph_timer *);
+tph_err tph_timer_wait(tph_timer *);
+tph_err tph_timer_stop_and_drain(tph_timer *);
+tph_err tph_timer_cancel_pending(tph_timer *);
+tph_err tph_timer_close(tph_timer *);
+
+#endif

@@ -1,0 +1,75 @@
+/* The runtime interface: what the simulated pool (harness/sim/) needs from
+ * threads, locks, waits, sleeps, time and randomness -- and nothing more.
+ *
+ * Two implementations sit behind it, chosen per run:
+ *   rt_native.c    real OS threads (pthreads / Win32 threads), real monotonic
+ *                  clock; optional seeded noise at each point (free-running
+ *                  stress mode, in the style of rr chaos mode / BUGGIFY).
+ *   sched.c        the controlled scheduler: every rt_ thread is a fiber, one
+ *                  runs at a time, every rt_ call is a scheduling point where
+ *                  the strategy (random walk, PCT) picks who runs next, and
+ *                  time is virtual.
+ * The sim never knows which one it is on.
+ */
+#ifndef TPHEAL_RT_H
+#define TPHEAL_RT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RT_FOREVER UINT64_MAX
+
+typedef struct rt_thread rt_thread;
+typedef void (*rt_thread_fn)(void *arg);
+
+/* All-zero bytes is an unlocked lock / an empty wait queue in both
+ * implementations, so these can live in zeroed or static memory. */
+typedef struct rt_lock {
+    uintptr_t word[8];
+} rt_lock;
+typedef struct rt_waitq {
+    uintptr_t word[8];
+} rt_waitq;
+
+/* Threads.  A daemon thread (sim workers, the timer service) does not keep a
+ * run alive: the run ends when every non-daemon thread has finished. */
+rt_thread *rt_spawn(const char *name, rt_thread_fn, void *arg, bool daemon);
+void rt_join(rt_thread *);         /* waits for it to finish; frees it */
+uint32_t rt_thread_id(void);       /* small, stable within a run: 1, 2, 3... in spawn order */
+const char *rt_thread_name(void);
+
+/* A scheduling point with no other effect. */
+void rt_yield(void);
+
+void rt_lock_acquire(rt_lock *);
+void rt_lock_release(rt_lock *);
+
+/* Atomically release `lock` and wait on `q` until woken or until `deadline`
+ * (rt_now units; RT_FOREVER for none); re-acquires `lock` before returning.
+ * Returns true when woken, false on timeout.  `what` names the wait for
+ * deadlock reports ("WaitForThreadpoolWorkCallbacks(work#3)").  Spurious
+ * wake-ups may happen: callers loop on their condition. */
+bool rt_wait(rt_waitq *q, rt_lock *lock, uint64_t deadline, const char *what);
+void rt_wake_one(rt_waitq *);
+void rt_wake_all(rt_waitq *);
+
+/* Time in 100 ns units since the run began (virtual under the scheduler).
+ * Precise; the sim rounds it to the interrupt tick where Windows does. */
+uint64_t rt_now(void);
+void rt_sleep_until(uint64_t deadline);
+
+/* A seeded choice in [0, n) (n >= 1): timer points inside a window, stall
+ * probabilities.  Deterministic for a seed under the scheduler. */
+uint32_t rt_choose(uint32_t n);
+
+/* Ends the simulated process: the run stops here, no thread runs again, and
+ * the run's result records `reason` (fail-fast, or a fatal misuse). */
+#if defined(_MSC_VER)
+__declspec(noreturn)
+#else
+_Noreturn
+#endif
+void rt_end_process(const char *reason);
+
+#endif
