@@ -1,0 +1,34 @@
+/* Forwards each rt_ call to the runtime installed for this run (rt_impl.h). */
+#include <stdlib.h>
+
+#include "rt_impl.h"
+
+static const rt_ops *active;
+
+void rt_install(const rt_ops *ops) { active = ops; }
+
+const rt_ops *rt_installed(void) { return active ? active : &rt_native_ops; }
+
+#define OPS (active ? active : &rt_native_ops)
+
+rt_thread *rt_spawn(const char *name, rt_thread_fn fn, void *arg, bool daemon) {
+    return OPS->spawn(name, fn, arg, daemon);
+}
+void rt_join(rt_thread *t) { OPS->join(t); }
+uint32_t rt_thread_id(void) { return OPS->thread_id(); }
+const char *rt_thread_name(void) { return OPS->thread_name(); }
+void rt_yield(void) { OPS->yield(); }
+void rt_lock_acquire(rt_lock *l) { OPS->lock_acquire(l); }
+void rt_lock_release(rt_lock *l) { OPS->lock_release(l); }
+bool rt_wait(rt_waitq *q, rt_lock *l, uint64_t deadline, const char *what) {
+    return OPS->wait(q, l, deadline, what);
+}
+void rt_wake_one(rt_waitq *q) { OPS->wake_one(q); }
+void rt_wake_all(rt_waitq *q) { OPS->wake_all(q); }
+uint64_t rt_now(void) { return OPS->now(); }
+void rt_sleep_until(uint64_t t) { OPS->sleep_until(t); }
+uint32_t rt_choose(uint32_t n) { return OPS->choose(n); }
+void rt_end_process(const char *reason) {
+    OPS->end_process(reason);
+    abort(); /* an implementation that returned broke its contract */
+}
