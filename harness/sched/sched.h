@@ -1,0 +1,92 @@
+/* The controlled run: one simulated process executed under the fiber
+ * scheduler.  Every rt_ thread is a fiber, exactly one runs at a time, each
+ * rt_ scheduling point lets the strategy (random walk, PCT) pick who runs
+ * next, time is virtual, and the run is a pure function of
+ * (options, main_fn, the code it runs): same seed => same interleaving.
+ *
+ * Usage:
+ *     sched_options o; sched_options_default(&o); o.seed = 42;
+ *     sched_result r;
+ *     if (sched_run(&o, scenario_main, arg, &r) != 0) { bad options: r.reason }
+ *     ... r.status, r.schedule (replay string), r.interleaving_hash ...
+ *     sched_result_free(&r);
+ *
+ * sched_run may be called any number of times in one process (not
+ * concurrently, and not from inside a run): nothing but a pool of fiber
+ * stacks survives a run, and the pool never affects a run's behaviour.
+ */
+#ifndef TPHEAL_SCHED_H
+#define TPHEAL_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rt.h"
+
+typedef enum sched_strategy_kind {
+    SCHED_STRATEGY_RANDOM = 0, /* uniform random walk over the runnable threads */
+    SCHED_STRATEGY_PCT = 1     /* Burckhardt et al. ASPLOS 2010, depth pct_depth */
+} sched_strategy_kind;
+
+typedef struct sched_options {
+    uint64_t seed;                /* seeds the run's pcg32: every pick and rt_choose */
+    sched_strategy_kind strategy; /* default SCHED_STRATEGY_RANDOM */
+    unsigned pct_depth;           /* PCT bug depth d (d-1 change points); default 3 */
+    uint64_t pct_steps;           /* PCT k: expected choice points per run; 0 = 200.
+                                     Pass the largest sched_result.choice_points seen
+                                     so far (it is an input, so a seed still replays). */
+    uint64_t max_steps;           /* livelock bound on scheduling points; default 1,000,000 */
+    uint64_t max_virtual_time;    /* livelock bound (rt_now units) while a non-daemon
+                                     thread is unfinished; default 1 hour */
+    const char *schedule;         /* replay string from sched_result.schedule; NULL = seed */
+    size_t stack_size;            /* per fiber; default 64 KiB (rounded up to pages) */
+} sched_options;
+
+void sched_options_default(sched_options *);
+
+typedef enum sched_status {
+    SCHED_OK = 0,              /* every non-daemon thread finished */
+    SCHED_DEADLOCK = 1,        /* nothing runnable, nothing timed, a non-daemon unfinished */
+    SCHED_LIVELOCK = 2,        /* max_steps or max_virtual_time exceeded */
+    SCHED_PROCESS_ENDED = 3,   /* rt_end_process(reason) */
+    SCHED_REPLAY_DIVERGED = 4, /* the replayed schedule does not fit this program */
+    SCHED_MISUSE = 5           /* the program broke the rt contract (reason says how) */
+} sched_status;
+
+const char *sched_status_name(sched_status);
+
+typedef struct sched_result {
+    sched_status status;
+    char reason[256];           /* empty for SCHED_OK */
+    uint64_t steps;             /* scheduling points executed */
+    uint64_t choice_points;     /* points where more than one thread was runnable */
+    uint64_t switches;          /* fiber switches between threads */
+    uint64_t choices;           /* rt_choose calls with n > 1 */
+    uint64_t virtual_time;      /* rt_now() at the end */
+    uint32_t threads;           /* threads spawned, main included */
+    uint64_t interleaving_hash; /* hash of (step, thread) at each switch: equal hash <=>
+                                   (almost surely) the same interleaving */
+    uint64_t choice_hash;       /* hash of the full choice stream (picks + rt_choose) */
+    char *schedule;             /* malloc'd replay string, see README.md */
+    char *blocked_report;       /* malloc'd, non-OK runs: one line per unfinished thread
+                                   and what it waits on; NULL for SCHED_OK */
+} sched_result;
+
+/* Runs main_fn(arg) as thread 1 (non-daemon) under the controlled runtime:
+ * installs the controlled rt_ops, and restores rt_install(NULL) before
+ * returning.  Returns 0 when the run happened (outcome in out->status), -1
+ * when the options are unusable (a bad schedule string: out->reason is
+ * "schedule:1:COL: message"); out must be freed with sched_result_free in
+ * both cases. */
+int sched_run(const sched_options *, rt_thread_fn main_fn, void *arg, sched_result *out);
+void sched_result_free(sched_result *);
+
+/* Frees the cached fiber stacks (for leak checkers at process exit). */
+void sched_release_cache(void);
+
+/* Benchmark: raw fiber switches per second (two fibers ping-ponging n times
+ * with the same switch primitive the scheduler uses).  Real time: for the
+ * bench command only, never inside a run. */
+double sched_bench_raw_switches_per_sec(uint64_t n);
+
+#endif
