@@ -1,0 +1,61 @@
+# Thin wrapper over CMake and the pytest driver.  Every target installs what is
+# missing first (ci/deps.sh) and builds what it needs.
+#   make            build the library, harness and tests (build/)
+#   make test       the whole suite through pytest (unit, scenarios, sanitizers,
+#                   self-heal-off, Windows under Wine, workflow lint, sabotage sweep, fuzz)
+#   make stress     the main job: seeded controlled + free-running runs over the corpus
+#                   (STRESS_SECONDS=60 SEED=... SHARD=i/n SANITIZE=address|thread)
+#   make windows    cross-build with mingw-w64 and run the tests under Wine
+#   make sabotage   the sabotage sweep (SHARD=i/n)
+SHELL := /bin/bash
+PYTEST := /usr/bin/python3 -m pytest
+JOBS ?= 2
+BUILD ?= build
+STRESS_SECONDS ?= 60
+SEED ?=
+SHARD ?=
+SANITIZE ?=
+
+.PHONY: all deps build build-asan build-tsan build-noheal test stress windows sabotage fuzz clean
+
+all: build
+
+deps:
+	@ci/deps.sh
+
+# $(call configure,dir,extra cmake args)
+define configure
+	@if [ ! -f $(1)/CMakeCache.txt ]; then \
+	  cmake -S . -B $(1) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(2) >/dev/null; fi
+	@cmake --build $(1) -j$(JOBS) -- --no-print-directory -s
+endef
+
+build: deps
+	$(call configure,$(BUILD),)
+
+build-asan: deps
+	$(call configure,$(BUILD)/asan,-DTPHEAL_SANITIZE=address -DCMAKE_C_COMPILER=clang)
+
+build-tsan: deps
+	$(call configure,$(BUILD)/tsan,-DTPHEAL_SANITIZE=thread -DCMAKE_C_COMPILER=clang)
+
+build-noheal: deps
+	$(call configure,$(BUILD)/noheal,-DTPHEAL_SELF_HEAL=OFF)
+
+test: deps build build-asan build-tsan build-noheal
+	@ci/deps.sh windows
+	TPHEAL_BUILD_DIR=$(abspath $(BUILD)) $(PYTEST) -c pyproject.toml
+
+stress: deps build $(if $(filter address,$(SANITIZE)),build-asan) $(if $(filter thread,$(SANITIZE)),build-tsan)
+	/usr/bin/python3 ci/stress.py --build $(BUILD) --seconds $(STRESS_SECONDS) \
+	  $(if $(SEED),--seed $(SEED)) $(if $(SHARD),--shard $(SHARD)) $(if $(SANITIZE),--sanitize $(SANITIZE))
+
+windows:
+	@ci/deps.sh windows
+	ci/windows/run.sh
+
+sabotage: deps build
+	/usr/bin/python3 ci/sabotage/sweep.py $(if $(SHARD),--shard $(SHARD))
+
+clean:
+	rm -rf $(BUILD)
