@@ -1,0 +1,207 @@
+/* Control and query API of the simulated Windows thread pool (the model behind
+ * core/src/os.h in harness builds).  Used by the harness's own tests, the core's
+ * tests, the scenario runner and its oracles.  What is modelled and which
+ * Microsoft/Wine fact each behaviour follows: harness/sim/README.md.
+ *
+ * One simulated process at a time: sim_process_begin .. sim_process_end.
+ * Every query reads the model under its lock, so it may be called from any rt
+ * thread of the run (and from the driver after a native run, before end).
+ *
+ * Handles the model gives out (pools, objects, events, files) are NOT
+ * addresses: they encode (index, kind), so the same seed gives the same handle
+ * values, and a handle stays recognisable after the object is freed (tombstone)
+ * which is what makes the misuse reports reliable instead of undefined.
+ */
+#ifndef TPHEAL_SIM_H
+#define TPHEAL_SIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Same typedefs as core/src/os.h (C11 allows the repetition), so users of this
+ * header need not see the core's private include directory. */
+typedef struct tph_os_pool tph_os_pool;
+typedef struct tph_os_event tph_os_event;
+
+/* 100 ns units, like rt_now(). */
+#define SIM_MS 10000ull
+#define SIM_SECOND 10000000ull
+
+/* ---- stall control --------------------------------------------------------- */
+/* Whether a pool severs when the stall condition holds (a cancellation removes
+ * an already-queued wait packet while the pool has no started worker). */
+typedef enum sim_stall_mode {
+    SIM_STALL_NEVER = 0,
+    SIM_STALL_ALWAYS = 1,
+    SIM_STALL_PROBABILITY = 2 /* numerator/denominator, drawn with rt_choose */
+} sim_stall_mode;
+
+typedef struct sim_stall {
+    sim_stall_mode mode;
+    uint32_t numerator;   /* PROBABILITY only */
+    uint32_t denominator; /* PROBABILITY only; 0 is treated as NEVER */
+} sim_stall;
+
+/* ---- process lifecycle ----------------------------------------------------- */
+typedef struct sim_config {
+    uint64_t default_idle_timeout; /* default pool worker idle timeout (67 s) */
+    uint64_t private_idle_timeout; /* private pools, above their minimum (67 s) */
+    uint32_t default_max_threads;  /* default pool thread maximum (512) */
+    uint32_t private_max_threads;  /* initial maximum of a private pool (512) */
+    sim_stall default_pool_stall;  /* ALWAYS */
+    sim_stall private_pool_stall;  /* NEVER: for private pools created later */
+} sim_config;
+
+sim_config sim_config_default(void);
+/* A fresh simulated process (default pool, empty tables).  NULL = defaults.
+ * Called on the run's main rt thread. */
+void sim_process_begin(const sim_config *);
+/* Tears the model down and frees every allocation of the simulated process
+ * (core's tph_os_alloc blocks included), whatever state it is in.  Under the
+ * native runtime it first stops and joins its worker and timer threads
+ * (running callbacks finish); under the controlled scheduler the run's other
+ * threads were abandoned, so it only frees.  No query is valid afterwards. */
+void sim_process_end(void);
+bool sim_process_active(void);
+
+/* Stall setting of one pool (NULL = the default pool). */
+void sim_set_stall(tph_os_pool *pool, sim_stall);
+/* Stall setting for private pools created from now on. */
+void sim_set_private_stall(sim_stall);
+
+/* ---- fault injection ------------------------------------------------------- */
+typedef enum sim_fault_kind {
+    SIM_FAULT_ALLOC = 0,    /* tph_os_alloc returns NULL */
+    SIM_FAULT_POOL_CREATE,  /* tph_os_pool_create returns NULL */
+    SIM_FAULT_WORK_CREATE,  /* optionally only for one pool key */
+    SIM_FAULT_WAIT_CREATE,
+    SIM_FAULT_TIMER_CREATE,
+    SIM_FAULT_IO_CREATE,
+    SIM_FAULT_GROUP_CREATE,
+    SIM_FAULT_EVENT_CREATE,
+    SIM_FAULT_KIND_COUNT
+} sim_fault_kind;
+
+typedef struct sim_fault {
+    sim_fault_kind kind;
+    uint64_t nth;       /* 1-based: the Nth matching call fails (0 = disarmed) */
+    bool from_nth_on;   /* every matching call from the Nth on fails */
+    bool match_pool;    /* only calls on pool `pool_key` match (creates with an env) */
+    uintptr_t pool_key; /* (uintptr_t)tph_os_pool*, 0 = the default pool */
+} sim_fault;
+
+/* One armed fault per kind; arming replaces the previous one of that kind and
+ * restarts its matching-call count.  Arm after sim_process_begin. */
+void sim_fault_arm(const sim_fault *);
+void sim_fault_disarm_all(void);
+/* Failable calls of `kind` reached in this process (all, matching or not). */
+uint64_t sim_fault_calls(sim_fault_kind);
+/* Calls that matched the armed fault's filter since it was armed. */
+uint64_t sim_fault_matching_calls(sim_fault_kind);
+/* How many calls the armed fault of `kind` failed (0 = it never fired). */
+uint64_t sim_fault_fired(sim_fault_kind);
+const char *sim_fault_kind_name(sim_fault_kind);
+
+/* ---- objects: ids and kinds ------------------------------------------------ */
+typedef enum sim_object_kind {
+    SIM_OBJ_NONE = 0,
+    SIM_OBJ_POOL,
+    SIM_OBJ_GROUP,
+    SIM_OBJ_WORK,
+    SIM_OBJ_WAIT,
+    SIM_OBJ_TIMER,
+    SIM_OBJ_IO,
+    SIM_OBJ_EVENT,
+    SIM_OBJ_FILE,
+    SIM_OBJ_KIND_COUNT
+} sim_object_kind;
+
+const char *sim_object_kind_name(sim_object_kind); /* "pool", "work", ... */
+/* Kind of a handle given out by the model (SIM_OBJ_NONE if not one).
+ * NULL is the default pool only where a pool is expected: use sim_pool_stats. */
+sim_object_kind sim_object_kind_of(const void *handle);
+/* Stable id: creation order within the process and kind, starting at 1
+ * (the default pool is pool#0).  0 when the handle is unknown. */
+uint32_t sim_object_id(const void *handle);
+
+/* ---- queries for oracles --------------------------------------------------- */
+typedef struct sim_pool_stats {
+    uint32_t id;               /* 0 = default pool */
+    bool closed;               /* CloseThreadpool called */
+    bool freed;                /* closed and no object bound any more */
+    uint32_t min_threads, max_threads;
+    uint32_t workers;          /* worker threads alive (started or starting) */
+    uint32_t started_workers;  /* alive and started: 0 means the pool is cold */
+    uint32_t idle_workers;
+    uint32_t queued;           /* callbacks queued, not started */
+    uint32_t running;          /* callbacks running now */
+    uint32_t bound_objects;    /* objects created on it and not freed */
+    bool severed;              /* stalled now: dispatches nothing until a submit */
+    uint64_t stalls;           /* times it severed */
+    uint64_t releases;         /* times a submit released it */
+    uint64_t workers_created, workers_retired;
+    uint64_t callbacks_run;
+} sim_pool_stats;
+
+/* NULL = default pool.  False when the handle is not a pool of this process. */
+bool sim_pool_stats_get(tph_os_pool *pool, sim_pool_stats *out);
+/* Pools of this process in creation order; index 0 is the default pool. */
+uint32_t sim_pool_count(void);
+tph_os_pool *sim_pool_at(uint32_t index); /* index 0 -> NULL (default pool) */
+/* True when some pool is severed with callbacks queued (the bug, observable). */
+bool sim_any_pool_severed_with_queued(void);
+/* Forces the idle timeout now: every idle worker above the pool's minimum
+ * retires, so the pool becomes cold again (NULL = default pool). */
+void sim_pool_retire_idle_workers(tph_os_pool *pool);
+
+typedef struct sim_object_stats {
+    sim_object_kind kind;
+    uint32_t id;
+    uint32_t pool_id;        /* the pool its callbacks run on */
+    uint32_t group_id;       /* 0 = none */
+    bool closed;             /* Close* called (or released by its group) */
+    bool freed;              /* closed and nothing outstanding: tombstone */
+    bool armed;              /* wait registered / timer set */
+    uint32_t queued;         /* callbacks queued, not started */
+    uint32_t running;        /* callbacks running now */
+    uint64_t callbacks_run;  /* callbacks that returned */
+    uint64_t cancelled;      /* queued callbacks dropped by a cancel/disarm/close */
+    uint64_t group_cancel_calls; /* cancel-callback calls made for this member */
+    uint32_t io_pending;     /* I/O: starts not yet completed or cancelled */
+    bool event_set;          /* events: signalled state */
+} sim_object_stats;
+
+bool sim_object_stats_get(const void *handle, sim_object_stats *out);
+
+/* ---- misuse reports -------------------------------------------------------- */
+/* A call on a closed or freed object, an environment naming a closed pool, a
+ * double close, a submit after close, an unknown handle...  Recorded, never
+ * crashed on: the call does nothing (creates return NULL). */
+typedef struct sim_misuse {
+    const char *call;     /* Win32 name: "SubmitThreadpoolWork" */
+    sim_object_kind kind; /* of the object named */
+    uint32_t id;          /* of the object named (0 = unknown handle) */
+    const char *problem;  /* "object already closed", ... */
+} sim_misuse;
+
+size_t sim_misuse_count(void);
+bool sim_misuse_get(size_t index, sim_misuse *out);
+/* "SubmitThreadpoolWork(work#3): object already closed"; returns snprintf's value. */
+int sim_misuse_format(const sim_misuse *, char *buf, size_t size);
+
+/* The reason given to tph_os_fail_fast in this process, or NULL. */
+const char *sim_fail_fast_reason(void);
+
+/* ---- I/O ------------------------------------------------------------------- */
+/* A simulated file handle, usable as file_handle of tph_os_io_create. */
+void *sim_file_create(void);
+/* Posts a completion for `file` to the pool its io object is bound to.  A post
+ * with no start outstanding (or on an unknown/unbound file) is misuse and
+ * returns false. */
+bool sim_io_complete(void *file, void *overlapped, uint32_t io_result, uintptr_t bytes);
+
+/* ---- events ---------------------------------------------------------------- */
+bool sim_event_is_set(tph_os_event *event);
+
+#endif
