@@ -50,5 +50,6 @@ def test_find_package_and_pkg_config(builddir, tmp_path):
     exe = tmp_path / "consumer_pc"
     rc, out = run_bounded(["cc", "-std=c11", str(src / "main.c"), "-o", str(exe), *flags], 120)
     assert rc == 0, out
-    rc, out = run_bounded([str(exe)], 60)
+    lib_dir = pc_dir.parent
+    rc, out = run_bounded([str(exe)], 60, env=dict(os.environ, LD_LIBRARY_PATH=str(lib_dir)))
     assert rc == 0 and "consumer ok" in out, out
