@@ -3,7 +3,7 @@
  * Every function here is implemented by exactly one backend per build:
  *   core/src/win/os_win32.c   the real Windows thread pool (Win32 API)
  *   harness/sim/os_sim.c      the modelled Windows pool (harness/sim/)
- * The core (core/src/*.c) calls nothing else that touches threads, time,
+ * The core (the .c files of core/src/) calls nothing else that touches threads, time,
  * memory or the pool.  That is what lets the harness run the very code a
  * Windows program links under a deterministic scheduler: every call below is
  * a scheduling point in the simulated backend.
