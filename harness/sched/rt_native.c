@@ -1,0 +1,455 @@
+/* The native runtime (rt_native.h): rt.h on real OS threads.
+ *
+ * rt_lock is a pthread mutex (an SRWLOCK on Windows) embedded in the lock's
+ * words and rt_waitq a condition variable, both valid when all-zero (glibc's
+ * PTHREAD_*_INITIALIZER are zero bytes; checked below), so locks and queues
+ * living in zeroed model memory need no init call.
+ *
+ * Ending a run: rt_end_process marks the run ended.  From then on every run
+ * thread exits at its next rt_ call, and threads blocked in rt_ calls notice
+ * within one slice (SLICE_NS): the model's threads must be joinable after a
+ * fail-fast without anyone releasing the locks the dead thread held -- the
+ * first version blocked forever in a worker waiting on the registry lock the
+ * fail-fasting thread owned.
+ */
+#if !defined(_WIN32) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE
+#endif
+
+#include "rt_native.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_impl.h"
+
+#if defined(_WIN32)
+#include <windows.h>
+#include <process.h>
+#else
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
+#endif
+
+#if defined(_MSC_VER)
+#define RT_TLS __declspec(thread)
+#else
+#define RT_TLS _Thread_local
+#endif
+
+/* Blocked calls wake at least this often to notice an ended run. */
+#define SLICE_NS 20000000ull
+
+/* ---- platform primitives ---------------------------------------------------- */
+#if defined(_WIN32)
+typedef SRWLOCK plat_mutex;
+typedef CONDITION_VARIABLE plat_cond;
+typedef HANDLE plat_thread;
+#define PLAT_MUTEX_INIT SRWLOCK_INIT
+#define PLAT_COND_INIT CONDITION_VARIABLE_INIT
+static void plat_lock(plat_mutex *m) { AcquireSRWLockExclusive(m); }
+static void plat_unlock(plat_mutex *m) { ReleaseSRWLockExclusive(m); }
+/* Windows: no timed SRW acquire; a lock held by a dead thread blocks (documented). */
+static bool plat_lock_slice(plat_mutex *m) {
+    AcquireSRWLockExclusive(m);
+    return true;
+}
+static bool plat_cond_wait_slice(plat_cond *c, plat_mutex *m, uint64_t ns) {
+    DWORD ms = (DWORD)((ns + 999999) / 1000000);
+    return SleepConditionVariableSRW(c, m, ms, 0) != 0;
+}
+static void plat_cond_wait(plat_cond *c, plat_mutex *m) { SleepConditionVariableSRW(c, m, INFINITE, 0); }
+static void plat_signal(plat_cond *c) { WakeConditionVariable(c); }
+static void plat_broadcast(plat_cond *c) { WakeAllConditionVariable(c); }
+static uint64_t plat_mono_ns(void) {
+    static LARGE_INTEGER freq;
+    LARGE_INTEGER t;
+    if (freq.QuadPart == 0) QueryPerformanceFrequency(&freq);
+    QueryPerformanceCounter(&t);
+    return (uint64_t)((double)t.QuadPart * 1e9 / (double)freq.QuadPart);
+}
+static void plat_sleep_ns(uint64_t ns) { Sleep((DWORD)((ns + 999999) / 1000000)); }
+static void plat_os_yield(void) { SwitchToThread(); }
+static void plat_thread_exit(void) { _endthreadex(0); }
+#else
+typedef pthread_mutex_t plat_mutex;
+typedef pthread_cond_t plat_cond;
+typedef pthread_t plat_thread;
+#define PLAT_MUTEX_INIT PTHREAD_MUTEX_INITIALIZER
+#define PLAT_COND_INIT PTHREAD_COND_INITIALIZER
+static void plat_lock(plat_mutex *m) { pthread_mutex_lock(m); }
+static void plat_unlock(plat_mutex *m) { pthread_mutex_unlock(m); }
+/* Realtime absolute time `ns` from now, for the pthread timed calls (a clock
+ * jump only changes one slice's length: deadlines are kept on the monotonic
+ * clock by the callers). */
+static struct timespec abs_after(uint64_t ns) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t n = (uint64_t)ts.tv_nsec + ns;
+    ts.tv_sec += (time_t)(n / 1000000000ull);
+    ts.tv_nsec = (long)(n % 1000000000ull);
+    return ts;
+}
+static bool plat_lock_slice(plat_mutex *m) {
+    struct timespec ts = abs_after(SLICE_NS);
+    return pthread_mutex_timedlock(m, &ts) == 0;
+}
+static bool plat_cond_wait_slice(plat_cond *c, plat_mutex *m, uint64_t ns) {
+    struct timespec ts = abs_after(ns);
+    return pthread_cond_timedwait(c, m, &ts) == 0;
+}
+static void plat_cond_wait(plat_cond *c, plat_mutex *m) { pthread_cond_wait(c, m); }
+static void plat_signal(plat_cond *c) { pthread_cond_signal(c); }
+static void plat_broadcast(plat_cond *c) { pthread_cond_broadcast(c); }
+static uint64_t plat_mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+static void plat_sleep_ns(uint64_t ns) {
+    struct timespec ts;
+    ts.tv_sec = (time_t)(ns / 1000000000ull);
+    ts.tv_nsec = (long)(ns % 1000000000ull);
+    nanosleep(&ts, NULL);
+}
+static void plat_os_yield(void) { sched_yield(); }
+static void plat_thread_exit(void) { pthread_exit(NULL); }
+#endif
+
+/* rt_lock / rt_waitq carry the platform objects in place. */
+_Static_assert(sizeof(plat_mutex) <= sizeof(rt_lock), "rt_lock too small for the native mutex");
+_Static_assert(sizeof(plat_cond) <= sizeof(rt_waitq), "rt_waitq too small for the native condvar");
+
+/* ---- pcg32 (O'Neill), for rt_choose and the noise ---------------------------- */
+typedef struct pcg {
+    uint64_t state, inc;
+} pcg;
+static uint32_t pcg_next(pcg *g) {
+    uint64_t old = g->state;
+    g->state = old * 6364136223846793005ull + g->inc;
+    uint32_t xs = (uint32_t)(((old >> 18u) ^ old) >> 27u);
+    uint32_t rot = (uint32_t)(old >> 59u);
+    return (xs >> rot) | (xs << ((32u - rot) & 31u));
+}
+static void pcg_seed(pcg *g, uint64_t seed, uint64_t stream) {
+    g->state = 0;
+    g->inc = (stream << 1u) | 1u;
+    pcg_next(g);
+    g->state += seed;
+    pcg_next(g);
+}
+/* Unbiased draw in [0, n): rejection of the short top range. */
+static uint32_t pcg_below(pcg *g, uint32_t n) {
+    uint32_t threshold = (uint32_t)(0u - n) % n;
+    for (;;) {
+        uint32_t r = pcg_next(g);
+        if (r >= threshold) return r % n;
+    }
+}
+
+/* ---- run state ------------------------------------------------------------- */
+struct rt_thread {
+    struct rt_thread *next; /* all threads not yet joined */
+    plat_thread handle;
+    uint32_t id;
+    bool daemon;
+    bool finished;
+    rt_thread_fn fn;
+    void *arg;
+    pcg noise;
+    char name[40];
+};
+
+static plat_mutex run_mu = PLAT_MUTEX_INIT;
+static plat_cond run_cv = PLAT_COND_INIT;
+static plat_mutex choose_mu = PLAT_MUTEX_INIT;
+static struct {
+    rt_thread *threads;
+    uint32_t next_id;
+    uint32_t live_nondaemon;
+    uint32_t ended; /* read with atomics on the fast path */
+    char reason[256];
+    uint64_t start_ns;
+    pcg choose;
+    rt_native_options opts;
+} run;
+static rt_native_result last_result;
+static RT_TLS rt_thread *self;
+
+#if defined(_MSC_VER)
+static bool ended_now(void) { return InterlockedCompareExchange((volatile LONG *)&run.ended, 0, 0) != 0; }
+static void set_ended(void) { InterlockedExchange((volatile LONG *)&run.ended, 1); }
+#else
+static bool ended_now(void) { return __atomic_load_n(&run.ended, __ATOMIC_SEQ_CST) != 0; }
+static void set_ended(void) { __atomic_store_n(&run.ended, 1u, __ATOMIC_SEQ_CST); }
+#endif
+
+static void finish_self(void) {
+    plat_lock(&run_mu);
+    self->finished = true;
+    if (!self->daemon && run.live_nondaemon > 0) run.live_nondaemon--;
+    plat_broadcast(&run_cv);
+    plat_unlock(&run_mu);
+}
+
+/* A run thread of an ended run exits here (locks it holds stay held). */
+static void exit_if_ended(void) {
+    if (self && ended_now()) {
+        finish_self();
+        plat_thread_exit();
+    }
+}
+
+/* Free-running noise, drawn from the thread's own stream (no shared lock). */
+static void noise(void) {
+    exit_if_ended();
+    if (!self) return;
+    const rt_native_options *o = &run.opts;
+    if ((o->yield_ppm | o->spin_ppm | o->sleep_ppm) == 0) return;
+    uint32_t r = pcg_below(&self->noise, 1000000u);
+    if (r < o->yield_ppm) {
+        plat_os_yield();
+    } else if (r < o->yield_ppm + o->spin_ppm) {
+        uint32_t max = o->spin_max_iters ? o->spin_max_iters : 2000u;
+        volatile uint32_t sink = 0;
+        uint32_t n = pcg_below(&self->noise, max) + 1u;
+        for (uint32_t i = 0; i < n; i++) sink += i;
+        (void)sink;
+    } else if (r < o->yield_ppm + o->spin_ppm + o->sleep_ppm) {
+        uint32_t max = o->sleep_max_us ? o->sleep_max_us : 200u;
+        plat_sleep_ns(((uint64_t)pcg_below(&self->noise, max) + 1u) * 1000u);
+    }
+}
+
+/* ---- rt_ops ---------------------------------------------------------------- */
+#if defined(_WIN32)
+static unsigned __stdcall thread_entry(void *p)
+#else
+static void *thread_entry(void *p)
+#endif
+{
+    self = (rt_thread *)p;
+    if (!ended_now()) self->fn(self->arg);
+    finish_self();
+#if defined(_WIN32)
+    return 0;
+#else
+    return NULL;
+#endif
+}
+
+static rt_thread *n_spawn(const char *name, rt_thread_fn fn, void *arg, bool daemon) {
+    noise();
+    rt_thread *t = (rt_thread *)calloc(1, sizeof *t);
+    if (!t) {
+        fprintf(stderr, "rt_native: out of memory spawning %s\n", name ? name : "?");
+        abort();
+    }
+    t->fn = fn;
+    t->arg = arg;
+    t->daemon = daemon;
+    snprintf(t->name, sizeof t->name, "%s", name ? name : "thread");
+    plat_lock(&run_mu);
+    t->id = ++run.next_id;
+    pcg_seed(&t->noise, run.opts.seed, 0x9e3779b97f4a7c15ull ^ t->id);
+    t->next = run.threads;
+    run.threads = t;
+    if (!daemon) run.live_nondaemon++;
+    plat_unlock(&run_mu);
+#if defined(_WIN32)
+    t->handle = (HANDLE)_beginthreadex(NULL, 0, thread_entry, t, 0, NULL);
+    bool ok = t->handle != 0;
+#else
+    bool ok = pthread_create(&t->handle, NULL, thread_entry, t) == 0;
+#endif
+    if (!ok) {
+        fprintf(stderr, "rt_native: cannot create thread %s\n", t->name);
+        abort();
+    }
+    return t;
+}
+
+static void unlink_thread(rt_thread *t) {
+    plat_lock(&run_mu);
+    for (rt_thread **pp = &run.threads; *pp; pp = &(*pp)->next) {
+        if (*pp == t) {
+            *pp = t->next;
+            break;
+        }
+    }
+    plat_unlock(&run_mu);
+}
+
+static void join_os(rt_thread *t) {
+#if defined(_WIN32)
+    WaitForSingleObject(t->handle, INFINITE);
+    CloseHandle(t->handle);
+#else
+    pthread_join(t->handle, NULL);
+#endif
+}
+
+static void n_join(rt_thread *t) {
+    noise();
+    if (!t) return;
+    join_os(t);
+    unlink_thread(t);
+    free(t);
+}
+
+static uint32_t n_thread_id(void) { return self ? self->id : 0; }
+static const char *n_thread_name(void) { return self ? self->name : "driver"; }
+static void n_yield(void) { noise(); }
+
+static void n_lock_acquire(rt_lock *l) {
+    noise();
+    plat_mutex *m = (plat_mutex *)(void *)l->word;
+    while (!plat_lock_slice(m)) exit_if_ended();
+}
+
+static void n_lock_release(rt_lock *l) {
+    plat_unlock((plat_mutex *)(void *)l->word);
+    noise();
+}
+
+static uint64_t n_now(void) { return (plat_mono_ns() - run.start_ns) / 100u; }
+
+static bool n_wait(rt_waitq *q, rt_lock *l, uint64_t deadline, const char *what) {
+    (void)what;
+    noise();
+    plat_cond *c = (plat_cond *)(void *)q->word;
+    plat_mutex *m = (plat_mutex *)(void *)l->word;
+    for (;;) {
+        uint64_t slice = SLICE_NS;
+        if (deadline != RT_FOREVER) {
+            uint64_t now = n_now();
+            if (now >= deadline) return false;
+            uint64_t left_ns = (deadline - now) * 100u;
+            if (left_ns < slice) slice = left_ns;
+        }
+        if (plat_cond_wait_slice(c, m, slice)) {
+            exit_if_ended();
+            return true;
+        }
+        exit_if_ended();
+    }
+}
+
+static void n_wake_one(rt_waitq *q) {
+    noise();
+    plat_signal((plat_cond *)(void *)q->word);
+}
+
+static void n_wake_all(rt_waitq *q) {
+    noise();
+    plat_broadcast((plat_cond *)(void *)q->word);
+}
+
+static void n_sleep_until(uint64_t deadline) {
+    noise();
+    for (;;) {
+        exit_if_ended();
+        uint64_t now = n_now();
+        if (now >= deadline) return;
+        uint64_t left_ns = (deadline - now) * 100u;
+        plat_sleep_ns(left_ns < SLICE_NS ? left_ns : SLICE_NS);
+    }
+}
+
+static uint32_t n_choose(uint32_t n) {
+    noise();
+    if (n <= 1) return 0;
+    plat_lock(&choose_mu);
+    uint32_t r = pcg_below(&run.choose, n);
+    plat_unlock(&choose_mu);
+    return r;
+}
+
+static void n_end_process(const char *reason) {
+    plat_lock(&run_mu);
+    if (!ended_now()) {
+        snprintf(run.reason, sizeof run.reason, "%s", reason ? reason : "");
+        set_ended();
+    }
+    plat_broadcast(&run_cv);
+    plat_unlock(&run_mu);
+    if (!self) {
+        fprintf(stderr, "rt_native: rt_end_process(%s) outside a run thread\n", reason ? reason : "");
+        abort();
+    }
+    finish_self();
+    plat_thread_exit();
+    abort();
+}
+
+const rt_ops rt_native_ops = {
+    "native",     n_spawn, n_join,    n_thread_id, n_thread_name, n_yield,       n_lock_acquire,
+    n_lock_release, n_wait, n_wake_one, n_wake_all, n_now,      n_sleep_until, n_choose,
+    n_end_process,
+};
+
+/* ---- the run driver -------------------------------------------------------- */
+void rt_native_options_default(rt_native_options *o) { memset(o, 0, sizeof *o); }
+
+bool rt_native_ended(void) { return ended_now(); }
+
+void rt_native_last_result(rt_native_result *out) { *out = last_result; }
+
+int rt_native_run(rt_thread_fn main_fn, void *arg, const rt_native_options *opts) {
+    rt_native_options defaults;
+    if (!opts) {
+        rt_native_options_default(&defaults);
+        opts = &defaults;
+    }
+    plat_lock(&run_mu);
+    run.opts = *opts;
+    run.next_id = 0;
+    run.live_nondaemon = 0;
+    run.reason[0] = '\0';
+    run.start_ns = plat_mono_ns();
+    pcg_seed(&run.choose, opts->seed, 0xda3e39cb94b95bdbull);
+    plat_unlock(&run_mu);
+#if defined(_MSC_VER)
+    InterlockedExchange((volatile LONG *)&run.ended, 0);
+#else
+    __atomic_store_n(&run.ended, 0u, __ATOMIC_SEQ_CST);
+#endif
+    rt_install(&rt_native_ops);
+
+    n_spawn("main", main_fn, arg, false);
+
+    plat_lock(&run_mu);
+    while (run.live_nondaemon > 0 && !ended_now()) plat_cond_wait(&run_cv, &run_mu);
+    bool ended = ended_now();
+    memset(&last_result, 0, sizeof last_result);
+    last_result.ended = ended;
+    snprintf(last_result.reason, sizeof last_result.reason, "%s", run.reason);
+    last_result.threads = run.next_id;
+    /* Reap finished non-daemon threads nobody joined; daemons belong to
+     * whoever spawned them (the sim joins its workers at process end). */
+    rt_thread *reap = NULL;
+    if (!ended) {
+        for (rt_thread **pp = &run.threads; *pp;) {
+            rt_thread *t = *pp;
+            if (!t->daemon && t->finished) {
+                *pp = t->next;
+                t->next = reap;
+                reap = t;
+            } else {
+                pp = &t->next;
+            }
+        }
+    }
+    plat_unlock(&run_mu);
+    while (reap) {
+        rt_thread *t = reap;
+        reap = t->next;
+        join_os(t);
+        free(t);
+    }
+    return ended ? 1 : 0;
+}
