@@ -16,24 +16,25 @@
 
 #include "os.h"
 
-typedef uintptr_t tph_pool_key;
+/* `_t`: the bare name is taken by tph_pool_key() in <tpheal/pool.h>. */
+typedef uintptr_t tph_pool_key_t;
 
 /* The key of the pool an object created with `env` runs on: NULL env or NULL
  * pool mean the default pool, key 0. */
-tph_pool_key tph_key_of_env(const tph_env *env);
+tph_pool_key_t tph_key_of_env(const tph_env *env);
 
 #if TPHEAL_SELF_HEAL
 
 struct tph_pool_entry;
 typedef struct tph_registration {
-    tph_pool_key key;              /* kept even when entry is NULL */
+    tph_pool_key_t key;              /* kept even when entry is NULL */
     struct tph_pool_entry *entry;  /* NULL when registration failed */
 } tph_registration;
 
 
 /* Best effort: on failure the registration is empty but keeps its key; the
  * object is still created. */
-tph_registration tph_register(tph_pool_key key);
+tph_registration tph_register(tph_pool_key_t key);
 /* Gives up the claim; retires the entry when nothing needs it (and drops it
  * outside the registry lock). Leaves *r empty. */
 void tph_registration_release(tph_registration *r);

@@ -7,11 +7,12 @@
 #include <tpheal/trace.h>
 
 extern volatile uint32_t tph_trace_on; /* 0 when unarmed and no hook */
-void tph_trace_record(const char *target, const char *event, uint64_t a, uint64_t b);
+/* Named _emit: tph_trace_record is the public record type in <tpheal/trace.h>. */
+void tph_trace_emit(const char *target, const char *event, uint64_t a, uint64_t b);
 
 #define TPH_TRACE(target, event, a, b)                                                      \
     do {                                                                                    \
-        if (tph_trace_on) tph_trace_record((target), (event), (uint64_t)(a), (uint64_t)(b)); \
+        if (tph_trace_on) tph_trace_emit((target), (event), (uint64_t)(a), (uint64_t)(b)); \
     } while (0)
 
 #endif

@@ -1,0 +1,427 @@
+/* Shared support for the core's cmocka tests: run a test body inside a fresh
+ * simulated process, on the controlled scheduler (seeded, virtual time) or on
+ * native threads, and observe or hold the core through its trace points.
+ *
+ * Header-only (every function static inline, so a test that uses a subset
+ * compiles warning-free).  Include after <cmocka.h>'s prerequisites:
+ *
+ *     #include <setjmp.h>
+ *     #include <stdarg.h>
+ *     #include <stddef.h>
+ *     #include <cmocka.h>
+ *     #include "tph_test.h"
+ *
+ * Assertions inside a body: use TPH_CHECK / TPH_CHECK_EQ, never cmocka's
+ * assert_* -- a body runs on a fiber or another OS thread, and cmocka's
+ * longjmp from there would wreck the run.  A failed check ends the simulated
+ * process with a "tph-test:" reason; the driver turns that into a cmocka
+ * failure on the test's own thread after the run.
+ *
+ * Every run: sim_process_begin(cfg) on the run's main thread, the body,
+ * sim_process_end, and after the run tph_process_state_reset().
+ */
+#ifndef TPHEAL_TPH_TEST_H
+#define TPHEAL_TPH_TEST_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if !defined(_WIN32)
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#define TPH_TEST_HAVE_FORK 1
+#else
+#define TPH_TEST_HAVE_FORK 0
+#endif
+
+#include <tpheal/tpheal.h>
+
+#include "process_state.h"
+#include "rt.h"
+#include "rt_native.h"
+#include "sched.h"
+#include "sim.h"
+
+/* One interrupt-clock tick (15.625 ms) in 100 ns units: advance virtual time
+ * past this when two stamps must differ. */
+#define TPH_TEST_TICK 156250ull
+#define TPH_TEST_MS 10000ull
+#define TPH_TEST_SECOND 10000000ull
+
+typedef void (*tph_test_body_fn)(void *ctx);
+
+/* ---- checks inside a body ------------------------------------------------ */
+
+static char tph_test__failure[512];
+
+static inline void tph_test__fail(const char *file, int line, const char *what) {
+    snprintf(tph_test__failure, sizeof tph_test__failure, "tph-test: %s:%d: %s", file, line, what);
+    rt_end_process(tph_test__failure);
+}
+
+static inline void tph_test__fail_u64(const char *file, int line, const char *what, uint64_t a,
+                                      uint64_t b) {
+    char buf[400];
+    snprintf(buf, sizeof buf, "%s (%llu vs %llu)", what, (unsigned long long)a,
+             (unsigned long long)b);
+    tph_test__fail(file, line, buf);
+}
+
+#define TPH_CHECK(cond)                                              \
+    do {                                                             \
+        if (!(cond)) tph_test__fail(__FILE__, __LINE__, "CHECK(" #cond ")"); \
+    } while (0)
+#define TPH_CHECK_EQ(a, b)                                                                   \
+    do {                                                                                     \
+        uint64_t tph_a_ = (uint64_t)(a), tph_b_ = (uint64_t)(b);                             \
+        if (tph_a_ != tph_b_)                                                                \
+            tph_test__fail_u64(__FILE__, __LINE__, "CHECK_EQ(" #a ", " #b ")", tph_a_, tph_b_); \
+    } while (0)
+#define TPH_CHECK_TRUE(x) TPH_CHECK(x)
+#define TPH_CHECK_FALSE(x) TPH_CHECK(!(x))
+
+/* ---- trace observation and holds ------------------------------------------ */
+
+#define TPH_TEST_ANY ((uint64_t)-1) /* matches any value of a record's `a` */
+#define TPH_TEST_COUNTERS 256
+
+typedef struct tph_test__counter {
+    const char *event;
+    uint64_t a;
+    uint64_t count;
+} tph_test__counter;
+
+typedef struct tph_test__hooks {
+    rt_lock lock;
+    rt_waitq changed;
+    tph_test__counter counters[TPH_TEST_COUNTERS];
+    size_t ncounters;
+    /* hold: a thread recording (hold_event, hold_a) parks until released */
+    const char *hold_event;
+    uint64_t hold_a;
+    bool hold_active;
+    uint64_t held_now;   /* threads parked at the hold right now */
+    uint64_t held_total; /* threads that reached the hold */
+    tph_trace_hook chained;
+    void *chained_ctx;
+} tph_test__hooks;
+
+static tph_test__hooks tph_test__h;
+
+static inline tph_test__counter *tph_test__find(const char *event, uint64_t a, bool create) {
+    size_t i;
+    for (i = 0; i < tph_test__h.ncounters; i++) {
+        tph_test__counter *c = &tph_test__h.counters[i];
+        if (c->a == a && strcmp(c->event, event) == 0) return c;
+    }
+    if (!create || tph_test__h.ncounters == TPH_TEST_COUNTERS) return NULL;
+    tph_test__h.counters[tph_test__h.ncounters].event = event;
+    tph_test__h.counters[tph_test__h.ncounters].a = a;
+    tph_test__h.counters[tph_test__h.ncounters].count = 0;
+    return &tph_test__h.counters[tph_test__h.ncounters++];
+}
+
+static inline void tph_test__hook(const tph_trace_record *rec, void *ctx) {
+    tph_test__counter *c;
+    (void)ctx;
+    rt_lock_acquire(&tph_test__h.lock);
+    c = tph_test__find(rec->event, rec->a, true);
+    if (c != NULL) c->count++;
+    c = tph_test__find(rec->event, TPH_TEST_ANY, true);
+    if (c != NULL) c->count++;
+    rt_wake_all(&tph_test__h.changed);
+    if (tph_test__h.hold_active && tph_test__h.hold_event != NULL &&
+        strcmp(rec->event, tph_test__h.hold_event) == 0 &&
+        (tph_test__h.hold_a == TPH_TEST_ANY || tph_test__h.hold_a == rec->a)) {
+        tph_test__h.held_now++;
+        tph_test__h.held_total++;
+        rt_wake_all(&tph_test__h.changed);
+        while (tph_test__h.hold_active)
+            rt_wait(&tph_test__h.changed, &tph_test__h.lock, RT_FOREVER, "tph_test hold");
+        tph_test__h.held_now--;
+        rt_wake_all(&tph_test__h.changed);
+    }
+    rt_lock_release(&tph_test__h.lock);
+    if (tph_test__h.chained != NULL) tph_test__h.chained(rec, tph_test__h.chained_ctx);
+}
+
+/* Another hook to run after the test support's own (a test's extra checks). */
+static inline void tph_test_chain_hook(tph_trace_hook fn, void *ctx) {
+    tph_test__h.chained_ctx = ctx;
+    tph_test__h.chained = fn;
+}
+
+/* How many times `event` was recorded with a == `a` (TPH_TEST_ANY: any a). */
+static inline uint64_t tph_test_event_count(const char *event, uint64_t a) {
+    tph_test__counter *c;
+    uint64_t n;
+    rt_lock_acquire(&tph_test__h.lock);
+    c = tph_test__find(event, a, false);
+    n = c != NULL ? c->count : 0;
+    rt_lock_release(&tph_test__h.lock);
+    return n;
+}
+
+/* Waits until `event` (with a == `a`, or any) has been recorded at least
+ * `at_least` times in this process, or `timeout` (100 ns units, virtual under
+ * the scheduler) passes.  True when reached. */
+static inline bool tph_test_wait_event(const char *event, uint64_t a, uint64_t at_least,
+                                       uint64_t timeout) {
+    uint64_t deadline = rt_now() + timeout;
+    bool reached = false;
+    rt_lock_acquire(&tph_test__h.lock);
+    for (;;) {
+        tph_test__counter *c = tph_test__find(event, a, false);
+        if (c != NULL && c->count >= at_least) {
+            reached = true;
+            break;
+        }
+        if (rt_now() >= deadline) break;
+        rt_wait(&tph_test__h.changed, &tph_test__h.lock, deadline, "tph_test_wait_event");
+    }
+    rt_lock_release(&tph_test__h.lock);
+    return reached;
+}
+
+/* From now on, any thread recording `event` with a == `a` (or any a) parks
+ * inside the trace hook until tph_test_release_hold. */
+static inline void tph_test_hold(const char *event, uint64_t a) {
+    rt_lock_acquire(&tph_test__h.lock);
+    tph_test__h.hold_event = event;
+    tph_test__h.hold_a = a;
+    tph_test__h.hold_active = true;
+    rt_lock_release(&tph_test__h.lock);
+}
+
+/* Waits until at least `n` threads in total have reached the hold. */
+static inline bool tph_test_wait_held(uint64_t n, uint64_t timeout) {
+    uint64_t deadline = rt_now() + timeout;
+    bool reached;
+    rt_lock_acquire(&tph_test__h.lock);
+    while (tph_test__h.held_total < n && rt_now() < deadline)
+        rt_wait(&tph_test__h.changed, &tph_test__h.lock, deadline, "tph_test_wait_held");
+    reached = tph_test__h.held_total >= n;
+    rt_lock_release(&tph_test__h.lock);
+    return reached;
+}
+
+/* Threads parked at the hold right now. */
+static inline uint64_t tph_test_held_now(void) {
+    uint64_t n;
+    rt_lock_acquire(&tph_test__h.lock);
+    n = tph_test__h.held_now;
+    rt_lock_release(&tph_test__h.lock);
+    return n;
+}
+
+/* Lets every parked thread go and stops holding. */
+static inline void tph_test_release_hold(void) {
+    rt_lock_acquire(&tph_test__h.lock);
+    tph_test__h.hold_active = false;
+    tph_test__h.hold_event = NULL;
+    rt_wake_all(&tph_test__h.changed);
+    rt_lock_release(&tph_test__h.lock);
+}
+
+/* Sleeps `duration` (100 ns units): virtual time under the scheduler. */
+static inline void tph_test_sleep(uint64_t duration) { rt_sleep_until(rt_now() + duration); }
+
+/* A thread for a body to fan out to. */
+static inline rt_thread *tph_test_spawn(const char *name, rt_thread_fn fn, void *arg) {
+    return rt_spawn(name, fn, arg, false);
+}
+
+/* ---- runs -------------------------------------------------------------------- */
+
+typedef struct tph_test__run {
+    tph_test_body_fn body;
+    void *ctx;
+    const sim_config *cfg;
+    bool finished;
+} tph_test__run;
+
+static inline void tph_test__main(void *arg) {
+    tph_test__run *run = (tph_test__run *)arg;
+    sim_process_begin(run->cfg);
+    tph_trace_set_hook(tph_test__hook, NULL);
+    run->body(run->ctx);
+    /* Unpark anything a body left held, so the process can wind down. */
+    tph_test_release_hold();
+    tph_trace_set_hook(NULL, NULL);
+    sim_process_end();
+    run->finished = true;
+}
+
+static inline void tph_test__after_run(void) {
+    if (sim_process_active()) sim_process_end();
+    tph_process_state_reset();
+    memset(&tph_test__h, 0, sizeof tph_test__h);
+}
+
+/* What a run ended with: for tph_test_child and for tests that expect a
+ * process end (fail-fast). */
+typedef struct tph_test_outcome {
+    bool finished;     /* the body returned and the process wound down */
+    bool ended;        /* the simulated process was ended (fail-fast, check) */
+    char reason[600];  /* why it ended, or the scheduler's complaint */
+} tph_test_outcome;
+
+static inline void tph_test__report(const char *how, uint64_t seed, const tph_test_outcome *o,
+                                    const char *extra) {
+    if (o->finished && !o->ended) return;
+    fail_msg("%s run (seed %llu) did not finish: %s%s%s", how, (unsigned long long)seed, o->reason,
+             extra != NULL ? "\n" : "", extra != NULL ? extra : "");
+}
+
+/* Runs body under the controlled scheduler; returns the outcome (no cmocka
+ * assertion).  `cfg` NULL = sim defaults. */
+static inline tph_test_outcome tph_test_run_controlled_outcome(tph_test_body_fn body, void *ctx,
+                                                               const sim_config *cfg,
+                                                               uint64_t seed, char **blocked) {
+    tph_test__run run;
+    sched_options o;
+    sched_result r;
+    tph_test_outcome out;
+    memset(&out, 0, sizeof out);
+    memset(&r, 0, sizeof r);
+    run.body = body;
+    run.ctx = ctx;
+    run.cfg = cfg;
+    run.finished = false;
+    sched_options_default(&o);
+    o.seed = seed;
+    if (sched_run(&o, tph_test__main, &run, &r) != 0) {
+        snprintf(out.reason, sizeof out.reason, "sched_run refused: %s", r.reason);
+    } else if (r.status == SCHED_PROCESS_ENDED) {
+        out.ended = true;
+        snprintf(out.reason, sizeof out.reason, "%s", r.reason);
+    } else if (r.status != SCHED_OK) {
+        snprintf(out.reason, sizeof out.reason, "%s: %s", sched_status_name(r.status), r.reason);
+    }
+    out.finished = run.finished && r.status == SCHED_OK;
+    if (blocked != NULL) {
+        *blocked = r.blocked_report;
+        r.blocked_report = NULL;
+    }
+    sched_result_free(&r);
+    tph_test__after_run();
+    return out;
+}
+
+static inline tph_test_outcome tph_test_run_native_outcome(tph_test_body_fn body, void *ctx,
+                                                           const sim_config *cfg, uint64_t seed) {
+    tph_test__run run;
+    rt_native_options o;
+    rt_native_result r;
+    tph_test_outcome out;
+    memset(&out, 0, sizeof out);
+    run.body = body;
+    run.ctx = ctx;
+    run.cfg = cfg;
+    run.finished = false;
+    rt_native_options_default(&o);
+    o.seed = seed;
+    rt_native_run(tph_test__main, &run, &o);
+    rt_native_last_result(&r);
+    if (r.ended) {
+        out.ended = true;
+        snprintf(out.reason, sizeof out.reason, "%s", r.reason);
+    }
+    out.finished = run.finished && !r.ended;
+    tph_test__after_run();
+    return out;
+}
+
+/* cmocka-asserting forms: the test fails unless the body ran to the end. */
+static inline void tph_test_run_controlled(tph_test_body_fn body, void *ctx,
+                                           const sim_config *cfg, uint64_t seed) {
+    char *blocked = NULL;
+    tph_test_outcome o = tph_test_run_controlled_outcome(body, ctx, cfg, seed, &blocked);
+    if (!o.finished || o.ended) {
+        char msg[2048];
+        snprintf(msg, sizeof msg, "%s", blocked != NULL ? blocked : "");
+        free(blocked);
+        tph_test__report("controlled", seed, &o, msg);
+    }
+    free(blocked);
+}
+
+static inline void tph_test_run_native(tph_test_body_fn body, void *ctx, const sim_config *cfg) {
+    tph_test_outcome o = tph_test_run_native_outcome(body, ctx, cfg, 0);
+    tph_test__report("native", 0, &o, NULL);
+}
+
+/* Seeds 1..seeds under the controlled scheduler, then once on native threads. */
+static inline void tph_test_run_both(tph_test_body_fn body, void *ctx, const sim_config *cfg,
+                                     uint64_t seeds) {
+    uint64_t s;
+    for (s = 1; s <= seeds; s++) tph_test_run_controlled(body, ctx, cfg, s);
+    tph_test_run_native(body, ctx, cfg);
+}
+
+/* ---- child processes (fail-fast tests) ---------------------------------------- */
+
+/* Runs fn(ctx) in a forked child (fn typically calls a *_outcome runner and
+ * returns its outcome) and returns the outcome the child reported.  A fail-fast
+ * that reaches the real process (abort) shows up as ended with "signal N". */
+typedef tph_test_outcome (*tph_test_child_fn)(void *ctx);
+
+static inline tph_test_outcome tph_test_child(tph_test_child_fn fn, void *ctx) {
+    tph_test_outcome out;
+    memset(&out, 0, sizeof out);
+#if TPH_TEST_HAVE_FORK
+    {
+        int fds[2];
+        pid_t pid;
+        int status = 0;
+        size_t got = 0;
+        fflush(stdout);
+        fflush(stderr);
+        if (pipe(fds) != 0) {
+            snprintf(out.reason, sizeof out.reason, "pipe: %s", strerror(errno));
+            return out;
+        }
+        pid = fork();
+        if (pid == 0) {
+            tph_test_outcome child;
+            size_t put = 0;
+            close(fds[0]);
+            child = fn(ctx);
+            while (put < sizeof child) {
+                ssize_t n = write(fds[1], (const char *)&child + put, sizeof child - put);
+                if (n <= 0) break;
+                put += (size_t)n;
+            }
+            close(fds[1]);
+            _exit(0);
+        }
+        close(fds[1]);
+        while (got < sizeof out) {
+            ssize_t n = read(fds[0], (char *)&out + got, sizeof out - got);
+            if (n <= 0) break;
+            got += (size_t)n;
+        }
+        close(fds[0]);
+        waitpid(pid, &status, 0);
+        if (got != sizeof out) {
+            memset(&out, 0, sizeof out);
+            out.ended = true;
+            if (WIFSIGNALED(status))
+                snprintf(out.reason, sizeof out.reason, "signal %d", WTERMSIG(status));
+            else
+                snprintf(out.reason, sizeof out.reason, "child exited %d without a report",
+                         WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        }
+    }
+#else
+    out = fn(ctx);
+#endif
+    return out;
+}
+
+#endif
