@@ -1,0 +1,407 @@
+#!/usr/bin/env python3
+"""`make stress`: every scenario of the corpus under seeded schedules for a
+time budget, on both cores.  docs/stress.md is the user's page.
+
+  ci/stress.py --build build --seconds 60 [--seed S] [--shard i/n]
+               [--sanitize address|thread] [--scenarios FILE|DIR ...]
+  ci/stress.py merge OUT.json IN.json...      combine shard result files
+
+Phases, in order, sharing the budget:
+  1. fault loop   each scenario with its 1st, 2nd, ... failable seam call
+                  failed, until none is left (bounded, not timed)
+  2. controlled   deterministic scheduler, random walk + PCT depth 1-3
+                  (80% of what is left; 0% under TSan, which cannot follow fibers)
+  3. native       real OS threads with seeded noise (the other 20%); a failure
+                  is re-run under the controlled scheduler from its seed
+Exit status: 0 no failure, 1 a failure (or a harness problem), 2 bad usage."""
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import sys
+import threading
+import time
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+import stress_harness as H  # noqa: E402
+import stress_plan as P  # noqa: E402
+import stress_results as R  # noqa: E402
+from stress_progress import Progress  # noqa: E402
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+NATIVE_SHARE = 0.2
+# A batch returns after this much wall time (the harness checks its clock
+# between runs): long enough that process start-up is noise (~2 ms), short
+# enough that the budget is kept to within about one batch.
+BATCH_MS = 1000
+# Most failure files written per (scenario, mode); all failures are counted.
+MAX_FAILURE_FILES = 20
+
+
+class UsageError(Exception):
+    pass
+
+
+def rel(p: pathlib.Path) -> str:
+    try:
+        return str(p.resolve().relative_to(pathlib.Path.cwd().resolve()))
+    except ValueError:
+        return str(p)
+
+
+def discover_scenarios(args_scenarios: list[str]) -> list[str]:
+    """Sorted, so every shard and machine numbers the corpus the same way."""
+    items = args_scenarios or [str(REPO / "scenarios")]
+    found = []
+    for item in items:
+        p = pathlib.Path(item)
+        if p.is_dir():
+            found += [rel(f) for f in sorted(p.glob("*.scn"))]
+        elif p.is_file():
+            found.append(rel(p))
+        else:
+            raise UsageError(f"{item}: no such scenario file or directory")
+    if not found:
+        raise UsageError(f"no *.scn scenario in {', '.join(items)}")
+    return sorted(set(found))
+
+
+class Run:
+    """One `ci/stress.py` invocation: configuration, shared counters, workers."""
+
+    def __init__(self, args):
+        self.args = args
+        self.build = pathlib.Path(args.build)
+        if args.sanitize:
+            self.build = self.build / {"address": "asan", "thread": "tsan"}[args.sanitize]
+        self.harness = H.find_harness(self.build)
+        if self.harness is None:
+            raise UsageError(f"no tpheal-harness under {self.build}: build it first "
+                             f"(make build{'-asan' if args.sanitize == 'address' else '-tsan' if args.sanitize == 'thread' else ''})")
+        self.harness_rel = rel(self.harness)
+        self.shard = P.parse_shard(args.shard)
+        self.master = P.parse_seed(args.seed) if args.seed else P.clock_master_seed()
+        self.scenarios = discover_scenarios(args.scenarios)
+        self.out = pathlib.Path(args.out) if args.out else pathlib.Path(args.build) / "stress"
+        self.fail_dir = self.out / "failures"
+        self.env = H.sanitizer_env()
+        self.lock = threading.Lock()
+        self.res = R.Results(master_seed=self.master, shards=[str(self.shard)],
+                             sanitize=args.sanitize or "", budget_seconds=args.seconds)
+        self.files_written: dict = {}
+        self.pct_steps: dict = {}   # scenario -> PCT k (largest choice_points seen)
+        self.jobs = max(1, args.jobs)
+        self.progress = Progress(sys.stderr, self.res, self.lock)
+
+    # ---- the phases ---------------------------------------------------------
+    def main(self) -> int:
+        self.t0 = time.monotonic()
+        self.deadline = self.t0 + self.args.seconds
+        modes = ["native"] if self.args.sanitize == "thread" else ["controlled", "native"]
+        share = {"controlled": 1.0 - NATIVE_SHARE, "native": NATIVE_SHARE}
+        if modes == ["native"]:
+            share = {"native": 1.0}
+        self.banner(modes, share)
+        self.prepare_out()
+        if not self.args.no_faultloop and self.args.sanitize != "thread":
+            self.phase_faultloop()
+        left = max(0.0, self.deadline - time.monotonic())
+        for i, mode in enumerate(modes):
+            rest = sum(share[m] for m in modes[i:])
+            secs = left * share[mode] / rest if rest else 0
+            self.res.split[mode] = round(secs, 1)
+            self.phase_batches(mode, time.monotonic() + secs)
+            left = max(0.0, self.deadline - time.monotonic())
+        self.progress.stop()
+        R.write(self.res, self.out / "results.json")
+        print(R.table(self.res))
+        return self.verdict()
+
+    def banner(self, modes, share):
+        a = self.args
+        again = f"make stress SEED={self.master}"
+        if a.seconds != 60:
+            again += f" STRESS_SECONDS={a.seconds:g}"
+        if self.shard.count > 1:
+            again += f" SHARD={self.shard}"
+        if a.sanitize:
+            again += f" SANITIZE={a.sanitize}"
+        split = ", ".join(f"{m} {share[m]:.0%}" for m in modes)
+        print(f"stress: master seed {self.master}  (repeat: {again})", flush=True)
+        print(f"stress: {len(self.scenarios)} scenarios, {a.seconds:g} s budget ({split}"
+              f"{', after the fault loop' if not a.no_faultloop and a.sanitize != 'thread' else ''}), "
+              f"{self.jobs} workers, shard {self.shard}, harness {self.harness_rel}"
+              f"{', sanitizer ' + a.sanitize if a.sanitize else ''}", flush=True)
+
+    def prepare_out(self):
+        self.fail_dir.mkdir(parents=True, exist_ok=True)
+        for f in self.fail_dir.glob("*.txt"):   # stale files would read as new failures
+            f.unlink()
+
+    def workers(self, fn):
+        ts = [threading.Thread(target=fn, daemon=True) for _ in range(self.jobs)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+
+    def phase_batches(self, mode: str, until: float):
+        src = P.BatchSource(self.master, mode, self.scenarios, self.shard)
+        self.progress.start(mode, until, self.deadline)
+        start = time.monotonic()
+
+        def worker():
+            while True:
+                now = time.monotonic()
+                if now >= until - 0.05:
+                    return
+                with self.lock:
+                    b = src.take()
+                    k = self.pct_steps.get(b.scenario, 0)
+                self.run_batch(b, min(BATCH_MS, int((until - now) * 1000)), k)
+
+        self.workers(worker)
+        self.res.phase_seconds[mode] = time.monotonic() - start
+
+    def run_batch(self, b: P.Batch, max_ms: int, pct_steps: int):
+        cmd = H.batch_cmd(self.harness, b, 1 << 40, max(1, max_ms), pct_steps)
+        # A batch stops itself after max_ms; one run may still be long (the
+        # native mode waits out real timers), so allow a generous margin.
+        t = time.monotonic()
+        o = H.call(cmd, timeout=max_ms / 1000 + 60, env=self.env)
+        secs = time.monotonic() - t
+        d = o.data[-1] if o.data else {}
+        fails = d.get("failures", [])
+        with self.lock:
+            st = self.res.mode(b.scenario, b.mode)
+            hashes = [int(h, 16) for h in d.get("hashes", [])]
+            st.add_batch(d.get("runs", 0), d.get("failures_total", len(fails)),
+                         d.get("steps", 0), secs, d.get("max_choice_points", 0), hashes)
+            if b.mode == "controlled" and d.get("max_choice_points", 0) > pct_steps:
+                self.pct_steps[b.scenario] = d["max_choice_points"]
+        for f in fails:
+            self.record(b, f, pct_steps)
+        if not o.ok:
+            self.record_broken_batch(b, o, cmd, pct_steps)
+
+    # ---- failures -----------------------------------------------------------
+    def record(self, b: P.Batch, f: dict, pct_steps: int):
+        seed = int(str(f.get("seed", "0")), 0)
+        entry = {"scenario": b.scenario, "mode": b.mode, "strategy": b.strategy,
+                 "depth": b.depth, "pct_steps": pct_steps, "seed": seed, "batch": b.k,
+                 "status": f.get("status", "failed"), "reason": f.get("reason", ""),
+                 "replay": " ".join(H.run_cmd(self.harness_rel, b.scenario, seed, b.mode,
+                                              b.strategy, b.depth, pct_steps, json_out=False))}
+        if f.get("schedule"):
+            entry["schedule"] = f["schedule"]
+        if b.mode == "native":
+            entry["reproduction"] = self.reproduce(b.scenario, seed)
+        self.add_failure(entry)
+
+    def record_broken_batch(self, b: P.Batch, o: H.Outcome, cmd, pct_steps: int):
+        """The harness process itself went wrong: crash, sanitizer report,
+        timeout, unparsable output.  The harness names the run it was in
+        when it can (crash line); otherwise the batch command is the replay."""
+        if o.returncode is None:
+            status = "timeout"
+        elif o.sanitizer:
+            status = "sanitizer"
+        elif o.returncode == 2:
+            status = "bad-input"
+        else:
+            status = "crash" if o.returncode not in (0, 1) else "bad-output"
+        reason = o.sanitizer or (o.stderr.strip().splitlines() or [""])[-1][:300]
+        if o.crash_seed is not None:
+            seed = o.crash_seed
+            replay = " ".join(H.run_cmd(self.harness_rel, b.scenario, seed, b.mode,
+                                        b.strategy, b.depth, pct_steps, json_out=False))
+        else:
+            seed = None
+            replay = " ".join([self.harness_rel] + [str(c) for c in cmd[1:]])
+        entry = {"scenario": b.scenario, "mode": b.mode, "strategy": b.strategy,
+                 "depth": b.depth, "pct_steps": pct_steps, "seed": seed, "batch": b.k,
+                 "status": status, "reason": reason, "returncode": o.returncode,
+                 "replay": replay, "stderr_tail": o.stderr[-4000:]}
+        if b.mode == "native" and seed is not None and status != "sanitizer":
+            entry["reproduction"] = self.reproduce(b.scenario, seed)
+        with self.lock:
+            self.res.mode(b.scenario, b.mode).failures += 1
+        self.add_failure(entry)
+
+    def reproduce(self, scenario: str, seed: int) -> dict:
+        """A free-running failure, tried under the controlled scheduler from
+        the same seed with each strategy of the rotation: a deterministic
+        reproduction is what makes it debuggable."""
+        tried = []
+        for strategy, depth in P.ROTATION:
+            cmd = H.run_cmd(self.harness, scenario, seed, "controlled", strategy, depth)
+            o = H.call(cmd, timeout=120, env=self.env)
+            verdict = "failed" if (o.returncode not in (0, None) and o.returncode != 2) else \
+                ("passed" if o.returncode == 0 else "error")
+            line = " ".join(H.run_cmd(self.harness_rel, scenario, seed, "controlled",
+                                      strategy, depth, json_out=False))
+            tried.append({"command": line, "verdict": verdict})
+            if verdict == "failed":
+                return {"reproduced": True, "command": line, "tried": tried}
+        return {"reproduced": False, "tried": tried}
+
+    def add_failure(self, entry: dict):
+        with self.lock:
+            self.res.failures.append(entry)
+            key = (entry["scenario"], entry["mode"])
+            n = self.files_written.get(key, 0)
+            if n >= MAX_FAILURE_FILES:
+                return
+            self.files_written[key] = n + 1
+            stem = pathlib.Path(entry["scenario"]).stem
+            seed = entry["seed"]
+            name = f"{stem}-{entry['mode']}-{seed if seed is not None else 'batch' + str(entry['batch'])}.txt"
+            entry["file"] = rel(self.fail_dir / name)
+        text = failure_text(entry, self.master)
+        (self.fail_dir / name).write_text(text)
+        self.progress.note(f"FAILED {entry['scenario']} ({entry['mode']}, seed {seed}): "
+                           f"{entry['status']} {entry['reason'][:120]}\n  replay: {entry['replay']}")
+
+    # ---- fault loop ---------------------------------------------------------
+    def phase_faultloop(self):
+        todo = list(self.scenarios)
+        self.progress.start("faultloop", None, self.deadline)
+        start = time.monotonic()
+
+        def worker():
+            while True:
+                with self.lock:
+                    if not todo:
+                        return
+                    scen = todo.pop(0)
+                self.run_faultloop(scen)
+
+        self.workers(worker)
+        self.res.phase_seconds["faultloop"] = time.monotonic() - start
+
+    def run_faultloop(self, scen: str):
+        seed = P.splitmix64(self.master ^ P.MODE_TAG["faultloop"]) if self.args.faultloop_seed is None \
+            else self.args.faultloop_seed
+        cmd = H.faultloop_cmd(self.harness, scen, seed, self.args.max_fault_sites)
+        o = H.call(cmd, timeout=600, env=self.env)
+        summary = next((d for d in reversed(o.data) if d.get("summary")), None)
+        injected = [d for d in o.data if not d.get("summary")]
+        with self.lock:
+            self.res.faultloop[scen] = {
+                "seed": seed,
+                "sites": summary.get("sites", 0) if summary else len(injected),
+                "per_kind": summary.get("per_kind", {}) if summary else {},
+                "complete": bool(summary and summary.get("complete")),
+                "failed": sum(1 for d in injected if not d.get("ok", False))}
+        for d in injected:
+            if not d.get("ok", False):
+                self.add_failure({
+                    "scenario": scen, "mode": "faultloop", "strategy": "random", "depth": 0,
+                    "seed": seed, "batch": None, "fault": f"{d.get('kind')}:{d.get('nth')}",
+                    "status": d.get("status", "failed"), "reason": d.get("reason", ""),
+                    "replay": f"{self.harness_rel} run {scen} --seed {seed} --mode controlled "
+                              f"--fail-nth {d.get('kind')}:{d.get('nth')}"})
+        if not o.ok or summary is None:
+            status = "sanitizer" if o.sanitizer else ("timeout" if o.returncode is None
+                                                     else f"exit {o.returncode}")
+            last = injected[-1] if injected else {}
+            self.add_failure({
+                "scenario": scen, "mode": "faultloop", "strategy": "random", "depth": 0,
+                "seed": seed, "batch": None, "status": status,
+                "reason": o.sanitizer or (o.stderr.strip().splitlines() or [""])[-1][:300],
+                "fault": f"{last.get('kind')}:{last.get('nth')} (last one reported)" if last else "",
+                "replay": " ".join([self.harness_rel] + [str(c) for c in cmd[1:]]),
+                "stderr_tail": o.stderr[-4000:]})
+
+    def verdict(self) -> int:
+        n = self.res.failure_count()
+        tot = self.res.total("controlled")
+        print(f"stress: {tot.runs:,} controlled schedules, "
+              f"{self.res.total('native').runs:,} native runs, "
+              f"{self.res.to_json()['faultloop_sites']} fault sites; "
+              f"{n} failure{'s' if n != 1 else ''}; results in {rel(self.out / 'results.json')}")
+        if n:
+            print(f"stress: failures in {rel(self.fail_dir)}/ ; repeat the whole run: "
+                  f"make stress SEED={self.master}")
+        return 1 if n else 0
+
+
+def failure_text(e: dict, master: int) -> str:
+    lines = [f"scenario:  {e['scenario']}", f"mode:      {e['mode']}"]
+    if e.get("strategy"):
+        lines.append(f"strategy:  {e['strategy']}" + (f" depth {e['depth']}" if e['strategy'] == 'pct' else ""))
+    if e.get("fault"):
+        lines.append(f"fault:     {e['fault']}")
+    lines += [f"seed:      {e['seed']}", f"status:    {e['status']}",
+              f"reason:    {e['reason']}", f"master:    {master} (batch {e.get('batch')})", "",
+              "replay:", f"  {e['replay']}"]
+    rep = e.get("reproduction")
+    if rep is not None:
+        lines += ["", "controlled re-run from the same seed: " +
+                  ("REPRODUCED" if rep["reproduced"] else "not reproduced")]
+        lines += [f"  {t['verdict']:7s} {t['command']}" for t in rep["tried"]]
+    if e.get("schedule"):
+        lines += ["", "schedule:", f"  {e['schedule']}"]
+    if e.get("stderr_tail"):
+        lines += ["", "stderr (tail):", e["stderr_tail"]]
+    return "\n".join(lines) + "\n"
+
+
+def merge_main(argv) -> int:
+    ap = argparse.ArgumentParser(prog="stress.py merge",
+                                 description="Combine stress result files (shards).")
+    ap.add_argument("out")
+    ap.add_argument("inputs", nargs="+")
+    a = ap.parse_args(argv)
+    total = R.Results()
+    for p in a.inputs:
+        try:
+            total.merge(R.load(pathlib.Path(p)))
+        except (OSError, ValueError) as e:
+            print(f"{p}:1:1: {e}", file=sys.stderr)
+            return 2
+    R.write(total, pathlib.Path(a.out))
+    print(R.table(total))
+    n = total.failure_count()
+    print(f"merged {len(a.inputs)} result files (shards {', '.join(total.shards)}): "
+          f"{n} failure{'s' if n != 1 else ''}")
+    return 1 if n else 0
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(prog="stress.py", description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default="build", help="build directory (default: build)")
+    ap.add_argument("--seconds", type=float,
+                    default=float(os.environ.get("STRESS_SECONDS", 60)))
+    ap.add_argument("--seed", help="master seed (default: from the clock, printed)")
+    ap.add_argument("--shard", help="i/n: run only shard i of n (1-based)")
+    ap.add_argument("--sanitize", choices=["address", "thread"])
+    ap.add_argument("--scenarios", nargs="*", default=[], help="files or directories")
+    ap.add_argument("--jobs", type=int, default=int(os.environ.get("STRESS_JOBS", 2)))
+    ap.add_argument("--out", help="output directory (default: BUILD/stress)")
+    ap.add_argument("--no-faultloop", action="store_true")
+    ap.add_argument("--faultloop-seed", type=lambda s: P.parse_seed(s), default=None)
+    ap.add_argument("--max-fault-sites", type=int, default=10000)
+    a = ap.parse_args(argv)
+    if a.seconds < 0:
+        ap.error("--seconds must be >= 0")
+    return a
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["merge"]:
+        return merge_main(argv[1:])
+    args = parse_args(argv)
+    try:
+        run = Run(args)
+    except (UsageError, ValueError) as e:
+        print(f"stress: {e}", file=sys.stderr)
+        return 2
+    return run.main()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

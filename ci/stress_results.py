@@ -1,0 +1,199 @@
+"""The results of a stress run: per-scenario counters, the distinct
+interleavings seen, failures; their JSON form (build/stress/results.json), the
+summary table, and the merge of several result files (shards, machines).
+
+Counters are sums and the interleaving sets are unions, so merging shards
+gives the same numbers as one run that did all their work."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+
+FORMAT = "tpheal-stress-results/1"
+MODES = ("controlled", "native")
+
+
+@dataclasses.dataclass
+class ModeStats:
+    runs: int = 0
+    failures: int = 0
+    steps: int = 0
+    batches: int = 0
+    busy_seconds: float = 0.0       # summed wall time of this mode's batches
+    max_choice_points: int = 0
+    hashes: set = dataclasses.field(default_factory=set)  # interleaving hashes (ints)
+
+    def add_batch(self, runs, failures, steps, seconds, choice_points, hashes):
+        self.runs += runs
+        self.failures += failures
+        self.steps += steps
+        self.batches += 1
+        self.busy_seconds += seconds
+        self.max_choice_points = max(self.max_choice_points, choice_points)
+        self.hashes.update(hashes)
+
+    def merge(self, o: "ModeStats"):
+        self.runs += o.runs
+        self.failures += o.failures
+        self.steps += o.steps
+        self.batches += o.batches
+        self.busy_seconds += o.busy_seconds
+        self.max_choice_points = max(self.max_choice_points, o.max_choice_points)
+        self.hashes |= o.hashes
+
+    def rate(self) -> float:
+        """Schedules per second of one worker busy on this scenario."""
+        return self.runs / self.busy_seconds if self.busy_seconds > 0 else 0.0
+
+    def to_json(self) -> dict:
+        return {"runs": self.runs, "failures": self.failures, "steps": self.steps,
+                "batches": self.batches, "busy_seconds": round(self.busy_seconds, 3),
+                "max_choice_points": self.max_choice_points,
+                "distinct_interleavings": len(self.hashes),
+                "interleaving_hashes": sorted(f"{h:016x}" for h in self.hashes)}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "ModeStats":
+        s = cls(runs=d.get("runs", 0), failures=d.get("failures", 0), steps=d.get("steps", 0),
+                batches=d.get("batches", 0), busy_seconds=d.get("busy_seconds", 0.0),
+                max_choice_points=d.get("max_choice_points", 0))
+        s.hashes = {int(h, 16) for h in d.get("interleaving_hashes", [])}
+        return s
+
+
+@dataclasses.dataclass
+class Results:
+    master_seed: int = 0
+    shards: list = dataclasses.field(default_factory=list)   # ["1/2", ...]
+    sanitize: str = ""
+    budget_seconds: float = 0.0
+    split: dict = dataclasses.field(default_factory=dict)    # mode -> seconds planned
+    phase_seconds: dict = dataclasses.field(default_factory=dict)  # mode -> wall seconds
+    scenarios: dict = dataclasses.field(default_factory=dict)  # name -> {mode: ModeStats}
+    faultloop: dict = dataclasses.field(default_factory=dict)  # name -> summary dict
+    failures: list = dataclasses.field(default_factory=list)
+    errors: list = dataclasses.field(default_factory=list)     # harness problems (not verdicts)
+
+    def mode(self, scenario: str, mode: str) -> ModeStats:
+        return self.scenarios.setdefault(scenario, {}).setdefault(mode, ModeStats())
+
+    def total(self, mode: str) -> ModeStats:
+        t = ModeStats()
+        for per in self.scenarios.values():
+            if mode in per:
+                t.merge(per[mode])
+        return t
+
+    def failure_count(self) -> int:
+        return len(self.failures) + len(self.errors)
+
+    def to_json(self) -> dict:
+        tot = {m: self.total(m) for m in MODES}
+        return {
+            "format": FORMAT,
+            "master_seed": self.master_seed,
+            "replay": f"make stress SEED={self.master_seed}",
+            "shards": self.shards,
+            "sanitize": self.sanitize,
+            "budget_seconds": self.budget_seconds,
+            "split_seconds": self.split,
+            "phase_seconds": {k: round(v, 3) for k, v in self.phase_seconds.items()},
+            "totals": {m: {"runs": t.runs, "failures": t.failures,
+                           "distinct_interleavings": len(t.hashes),
+                           "schedules_per_second": round(
+                               t.runs / self.phase_seconds[m], 1)
+                           if self.phase_seconds.get(m) else 0.0}
+                       for m, t in tot.items()},
+            "faultloop_sites": sum(f.get("sites", 0) for f in self.faultloop.values()),
+            "scenarios": {name: {m: s.to_json() for m, s in sorted(per.items())}
+                          for name, per in sorted(self.scenarios.items())},
+            "faultloop": self.faultloop,
+            "failures": self.failures,
+            "errors": self.errors,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Results":
+        if d.get("format") != FORMAT:
+            raise ValueError(f"not a stress result file (format {d.get('format')!r})")
+        r = cls(master_seed=d.get("master_seed", 0), shards=list(d.get("shards", [])),
+                sanitize=d.get("sanitize", ""), budget_seconds=d.get("budget_seconds", 0.0),
+                split=dict(d.get("split_seconds", {})),
+                phase_seconds=dict(d.get("phase_seconds", {})),
+                faultloop=dict(d.get("faultloop", {})), failures=list(d.get("failures", [])),
+                errors=list(d.get("errors", [])))
+        for name, per in d.get("scenarios", {}).items():
+            for m, s in per.items():
+                r.scenarios.setdefault(name, {})[m] = ModeStats.from_json(s)
+        return r
+
+    def merge(self, o: "Results"):
+        """Shards run side by side: budgets and phase times are maxima (wall
+        clock), counters sums, interleavings unions."""
+        if not self.shards:
+            self.master_seed, self.sanitize = o.master_seed, o.sanitize
+        elif o.master_seed != self.master_seed:
+            self.errors.append({"problem": f"merged shards of different master seeds "
+                                           f"({self.master_seed} and {o.master_seed}): "
+                                           "their seeds may overlap"})
+        self.shards += o.shards
+        self.budget_seconds = max(self.budget_seconds, o.budget_seconds)
+        for k, v in o.split.items():
+            self.split[k] = max(self.split.get(k, 0), v)
+        for k, v in o.phase_seconds.items():
+            self.phase_seconds[k] = max(self.phase_seconds.get(k, 0.0), v)
+        for name, per in o.scenarios.items():
+            for m, s in per.items():
+                self.mode(name, m).merge(s)
+        for name, f in o.faultloop.items():
+            mine = self.faultloop.get(name)
+            if mine is None or f.get("sites", 0) > mine.get("sites", 0):
+                self.faultloop[name] = f
+        self.failures += o.failures
+        self.errors += o.errors
+
+
+def write(results: Results, path: pathlib.Path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(results.to_json(), indent=1) + "\n")
+    tmp.replace(path)
+
+
+def load(path: pathlib.Path) -> Results:
+    return Results.from_json(json.loads(path.read_text()))
+
+
+def _fmt_rate(x: float) -> str:
+    return f"{x:,.0f}" if x >= 10 else f"{x:.1f}"
+
+
+def table(results: Results) -> str:
+    """One row per scenario: runs per mode, distinct interleavings (controlled
+    mode: the harness hashes each run's sequence of thread switches),
+    schedules/s per busy worker, failures; then the totals."""
+    head = ("scenario", "controlled", "interleavings", "sched/s", "native", "sched/s",
+            "fault sites", "failures")
+    rows = []
+    for name in sorted(set(results.scenarios) | set(results.faultloop)):
+        per = results.scenarios.get(name, {})
+        c, n = per.get("controlled", ModeStats()), per.get("native", ModeStats())
+        fl = results.faultloop.get(name, {})
+        fails = sum(1 for f in results.failures if f.get("scenario") == name)
+        rows.append((name, f"{c.runs:,}", f"{len(c.hashes):,}", _fmt_rate(c.rate()),
+                     f"{n.runs:,}", _fmt_rate(n.rate()),
+                     str(fl.get("sites", "-")) if fl else "-", str(fails)))
+    c, n = results.total("controlled"), results.total("native")
+    pc, pn = results.phase_seconds.get("controlled", 0), results.phase_seconds.get("native", 0)
+    rows.append(("TOTAL (wall)", f"{c.runs:,}", f"{len(c.hashes):,}",
+                 _fmt_rate(c.runs / pc if pc else 0), f"{n.runs:,}",
+                 _fmt_rate(n.runs / pn if pn else 0),
+                 str(sum(f.get("sites", 0) for f in results.faultloop.values())),
+                 str(results.failure_count())))
+    widths = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
+    def fmt(r):
+        return "  ".join([r[0].ljust(widths[0])] +
+                         [r[i].rjust(widths[i]) for i in range(1, len(r))])
+    sep = "  ".join("-" * w for w in widths)
+    return "\n".join([fmt(head), sep] + [fmt(r) for r in rows[:-1]] + [sep, fmt(rows[-1])])
