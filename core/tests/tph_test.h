@@ -41,10 +41,11 @@
 
 #include <tpheal/tpheal.h>
 
+#include "os.h"
 #include "process_state.h"
 #include "rt.h"
 #include "rt_native.h"
-#include "sched.h"
+#include "rt_sched.h"
 #include "sim.h"
 
 /* One interrupt-clock tick (15.625 ms) in 100 ns units: advance virtual time
@@ -234,6 +235,76 @@ static inline void tph_test_sleep(uint64_t duration) { rt_sleep_until(rt_now() +
 /* A thread for a body to fan out to. */
 static inline rt_thread *tph_test_spawn(const char *name, rt_thread_fn fn, void *arg) {
     return rt_spawn(name, fn, arg, false);
+}
+
+/* ---- a pool kept from dispatching ------------------------------------------- */
+
+/* A private pool limited to one thread, with that thread parked inside a work
+ * callback until tph_test_blocker_open: anything queued on the pool meanwhile
+ * stays queued.  The way to make "the pool never takes the repair" without
+ * touching the model.  Made through the seam, not the public objects, so the
+ * blocker itself registers nothing: the registry sees only what a test puts
+ * there.  `key` is the pool's registry key. */
+typedef struct tph_test_blocker {
+    tph_os_pool *pool;
+    tph_os_work *work;
+    uintptr_t key;
+    rt_lock lock;
+    rt_waitq q;
+    bool inside;
+    bool open;
+} tph_test_blocker;
+
+static inline void TPH_OS_CALLBACK tph_test__blocker_fn(tph_os_instance *i, void *ctx,
+                                                        tph_os_work *w) {
+    tph_test_blocker *b = (tph_test_blocker *)ctx;
+    (void)i;
+    (void)w;
+    rt_lock_acquire(&b->lock);
+    b->inside = true;
+    rt_wake_all(&b->q);
+    while (!b->open) rt_wait(&b->q, &b->lock, RT_FOREVER, "tph_test blocker");
+    rt_lock_release(&b->lock);
+}
+
+/* Creates the pool and parks its thread; returns false if any step failed. */
+static inline bool tph_test_blocker_start(tph_test_blocker *b) {
+    tph_os_env env;
+    memset(b, 0, sizeof *b);
+    b->pool = tph_os_pool_create();
+    if (b->pool == NULL) return false;
+    tph_os_pool_set_max(b->pool, 1);
+    if (!tph_os_pool_set_min(b->pool, 1)) return false;
+    b->key = (uintptr_t)b->pool;
+    memset(&env, 0, sizeof env);
+    env.pool = b->pool;
+    env.priority = TPH_OS_PRIORITY_NORMAL;
+    b->work = tph_os_work_create(tph_test__blocker_fn, b, &env);
+    if (b->work == NULL) return false;
+    tph_os_work_submit(b->work);
+    rt_lock_acquire(&b->lock);
+    while (!b->inside) rt_wait(&b->q, &b->lock, RT_FOREVER, "tph_test blocker start");
+    rt_lock_release(&b->lock);
+    return true;
+}
+
+static inline void tph_test_blocker_open(tph_test_blocker *b) {
+    rt_lock_acquire(&b->lock);
+    b->open = true;
+    rt_wake_all(&b->q);
+    rt_lock_release(&b->lock);
+}
+
+/* Opens (if still closed), drains and closes the work, closes the pool. */
+static inline void tph_test_blocker_finish(tph_test_blocker *b) {
+    tph_test_blocker_open(b);
+    if (b->work != NULL) {
+        tph_os_work_wait(b->work, false);
+        tph_os_work_close(b->work);
+    }
+    if (b->pool != NULL) tph_os_pool_close(b->pool);
+    b->work = NULL;
+    b->pool = NULL;
 }
 
 /* ---- runs -------------------------------------------------------------------- */

@@ -158,6 +158,7 @@ struct rt_thread {
     uint32_t id;
     bool daemon;
     bool finished;
+    uint32_t held; /* rt_locks this thread holds: it exits an ended run only at 0 */
     rt_thread_fn fn;
     void *arg;
     pcg noise;
@@ -196,9 +197,12 @@ static void finish_self(void) {
     plat_unlock(&run_mu);
 }
 
-/* A run thread of an ended run exits here (locks it holds stay held). */
+/* A run thread of an ended run exits here, once it holds no rt_lock: the
+ * model's lock is innermost and never held across a blocking call, so after
+ * an ended run it is free again and the driver can still query and tear down
+ * the model.  (Only the thread calling rt_end_process dies holding locks.) */
 static void exit_if_ended(void) {
-    if (self && ended_now()) {
+    if (self && self->held == 0 && ended_now()) {
         finish_self();
         plat_thread_exit();
     }
@@ -309,11 +313,24 @@ static void n_lock_acquire(rt_lock *l) {
     noise();
     plat_mutex *m = (plat_mutex *)(void *)l->word;
     while (!plat_lock_slice(m)) exit_if_ended();
+    if (self) self->held++;
 }
 
 static void n_lock_release(rt_lock *l) {
     plat_unlock((plat_mutex *)(void *)l->word);
+    if (self && self->held > 0) self->held--;
     noise();
+}
+
+/* In rt_wait of an ended run: give the wait's lock back and exit when it is
+ * the only one held; otherwise keep waiting (the thread is stuck like any
+ * thread of a dead process). */
+static void exit_from_wait_if_ended(plat_mutex *m) {
+    if (self && ended_now() && self->held == 1) {
+        plat_unlock(m);
+        self->held = 0;
+        exit_if_ended();
+    }
 }
 
 static uint64_t n_now(void) { return (plat_mono_ns() - run.start_ns) / 100u; }
@@ -332,10 +349,10 @@ static bool n_wait(rt_waitq *q, rt_lock *l, uint64_t deadline, const char *what)
             if (left_ns < slice) slice = left_ns;
         }
         if (plat_cond_wait_slice(c, m, slice)) {
-            exit_if_ended();
+            exit_from_wait_if_ended(m);
             return true;
         }
-        exit_if_ended();
+        exit_from_wait_if_ended(m);
     }
 }
 

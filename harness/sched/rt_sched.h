@@ -14,9 +14,13 @@
  * sched_run may be called any number of times in one process (not
  * concurrently, and not from inside a run): nothing but a pool of fiber
  * stacks survives a run, and the pool never affects a run's behaviour.
+ *
+ * Not named sched.h: this directory is on the include path, and a sched.h
+ * here shadows POSIX <sched.h>, which <pthread.h> includes (rt_native.c
+ * stopped compiling: cpu_set_t unknown).
  */
-#ifndef TPHEAL_SCHED_H
-#define TPHEAL_SCHED_H
+#ifndef TPHEAL_RT_SCHED_H
+#define TPHEAL_RT_SCHED_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,0 +1,82 @@
+/* Fiber stacks for the x86-64 and ucontext backends: mmap'd with a
+ * PROT_NONE guard page below (an overflow faults instead of silently
+ * corrupting the next stack) and cached across runs.  A free stack holds
+ * the free-list link in its own lowest bytes. */
+#if !defined(_WIN32)
+#define _DEFAULT_SOURCE 1 /* MAP_ANONYMOUS under -std=c11 */
+#endif
+
+#include "fiber.h"
+
+#if !defined(SCHED_FIBER_WIN32)
+
+#include <stdint.h>
+#include <sys/mman.h>
+#include "fiber_asan.h"
+#include <unistd.h>
+
+#if !defined(MAP_ANONYMOUS) && defined(MAP_ANON)
+#define MAP_ANONYMOUS MAP_ANON
+#endif
+
+typedef struct free_stack {
+    struct free_stack *next;
+    size_t size;
+} free_stack;
+
+static free_stack *pool;
+
+static size_t page_size(void) {
+    long p = sysconf(_SC_PAGESIZE);
+    return p > 0 ? (size_t)p : 4096u;
+}
+
+size_t sched_stack_round(size_t size) {
+    size_t p = page_size();
+    if (size < 16u * 1024u) size = 16u * 1024u;
+    return (size + p - 1u) / p * p;
+}
+
+void *sched_stack_get(size_t size) {
+    free_stack **link;
+    size_t guard = page_size();
+    char *base;
+    for (link = &pool; *link; link = &(*link)->next) {
+        if ((*link)->size == size) {
+            free_stack *s = *link;
+            *link = s->next;
+            return s;
+        }
+    }
+    base = mmap(NULL, size + guard, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED) return NULL;
+    if (mprotect(base, guard, PROT_NONE) != 0) {
+        munmap(base, size + guard);
+        return NULL;
+    }
+    return base + guard;
+}
+
+void sched_stack_put(void *stack, size_t size) {
+    free_stack *s = stack;
+    sched_asan_fresh_stack(stack, size);
+    s->size = size;
+    s->next = pool;
+    pool = s;
+}
+
+void sched_stack_release_all(void) {
+    size_t guard = page_size();
+    while (pool) {
+        free_stack *s = pool;
+        pool = s->next;
+        munmap((char *)s - guard, s->size + guard);
+    }
+}
+
+#else
+
+size_t sched_stack_round(size_t size) { return size; }
+void sched_stack_release_all(void) {}
+
+#endif

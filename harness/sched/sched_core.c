@@ -1,0 +1,217 @@
+/* The heart of the controlled scheduler: the clock and bounds of a
+ * scheduling point, the pick, the switch, thread birth and death, and the
+ * end of a run.  Per point: no allocation, O(1) bookkeeping (runnable set is
+ * an array with back-indices), one pcg32 draw at a choice point. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched_internal.h"
+
+sched *sched_current;
+
+static void runnable_add(sched *s, rt_thread *t) {
+    t->runnable_at = s->nrunnable;
+    s->runnable[s->nrunnable++] = t;
+}
+
+static void runnable_remove(sched *s, rt_thread *t) {
+    uint32_t i = t->runnable_at;
+    rt_thread *last = s->runnable[--s->nrunnable];
+    s->runnable[i] = last;
+    last->runnable_at = i;
+    t->runnable_at = SCHED_NONE;
+}
+
+void sched_make_runnable(sched *s, rt_thread *t) {
+    t->state = TS_RUNNABLE;
+    t->blocked_on = NULL;
+    if (t->runnable_at == SCHED_NONE) runnable_add(s, t);
+}
+
+void sched_make_blocked(sched *s, rt_thread *t, sched_tstate state) {
+    t->state = state;
+    if (t->runnable_at != SCHED_NONE) runnable_remove(s, t);
+}
+
+void sched_timed_add(sched *s, rt_thread *t, uint64_t deadline) {
+    t->deadline = deadline;
+    t->timed_at = s->ntimed;
+    s->timed[s->ntimed++] = t;
+    if (deadline < s->next_deadline) s->next_deadline = deadline;
+}
+
+void sched_timed_remove(sched *s, rt_thread *t) {
+    uint32_t i = t->timed_at;
+    rt_thread *last = s->timed[--s->ntimed];
+    s->timed[i] = last;
+    last->timed_at = i;
+    t->timed_at = SCHED_NONE;
+    /* next_deadline may now be lower than any deadline left: harmless, the
+     * next fire_due rescans and raises it. */
+}
+
+/* Wakes every timed thread whose deadline has come (a timed-out rt_wait
+ * leaves its queue and returns false). */
+static void fire_due(sched *s) {
+    uint64_t next = RT_FOREVER;
+    uint32_t i = 0;
+    while (i < s->ntimed) {
+        rt_thread *t = s->timed[i];
+        if (t->deadline <= s->now) {
+            sched_timed_remove(s, t);
+            if (t->state == TS_WAIT) {
+                sched_waitq *q = (sched_waitq *)t->blocked_on;
+                sched_q_remove(&q->head, &q->tail, t);
+                t->woken = false;
+            }
+            sched_make_runnable(s, t);
+        } else {
+            if (t->deadline < next) next = t->deadline;
+            i++;
+        }
+    }
+    s->next_deadline = next;
+}
+
+static void check_virtual_time(sched *s) {
+    if (s->now > s->opt.max_virtual_time && s->alive_nondaemon > 0)
+        sched_end(s, SCHED_LIVELOCK,
+                  "livelock: virtual time %" PRIu64 " passed max_virtual_time %" PRIu64
+                  " with %" PRIu32 " non-daemon thread(s) unfinished",
+                  s->now, s->opt.max_virtual_time, s->alive_nondaemon);
+}
+
+void sched_tick(sched *s) {
+    s->steps++;
+    s->now += SCHED_STEP_TIME;
+    if (s->steps > s->opt.max_steps)
+        sched_end(s, SCHED_LIVELOCK, "livelock: more than %" PRIu64 " scheduling points",
+                  s->opt.max_steps);
+    if (s->now >= s->next_deadline) fire_due(s);
+    check_virtual_time(s);
+}
+
+/* Nothing runnable: jump the clock to the earliest deadline, or it is a
+ * deadlock. */
+static void advance_to_deadline(sched *s) {
+    uint64_t earliest = RT_FOREVER;
+    uint32_t i;
+    if (s->ntimed == 0)
+        sched_end(s, SCHED_DEADLOCK, "deadlock: no runnable thread and no pending deadline");
+    for (i = 0; i < s->ntimed; i++)
+        if (s->timed[i]->deadline < earliest) earliest = s->timed[i]->deadline;
+    if (earliest > s->now) s->now = earliest;
+    fire_due(s);
+    check_virtual_time(s);
+}
+
+static rt_thread *pick_next(sched *s) {
+    rt_thread *t;
+    while (s->nrunnable == 0) advance_to_deadline(s);
+    if (s->nrunnable == 1) return s->runnable[0];
+    s->choice_points++;
+    t = s->replay ? sched_replay_pick(s) : s->strategy->pick(s);
+    sched_record_pick(s, t->id);
+    s->chash = sched_mix(s->chash, t->id);
+    return t;
+}
+
+static void note_switch(sched *s, rt_thread *next) {
+    s->switches++;
+    s->ihash = sched_mix(s->ihash, (s->steps << 24) ^ next->id);
+    s->current = next;
+}
+
+/* Run on every resumption of a thread: a thread that finished just before
+ * cannot free its own stack while standing on it. */
+static void reclaim_dead(sched *s) {
+    if (s->dead) {
+        sched_fiber_drop(&s->dead->fiber);
+        s->dead = NULL;
+    }
+}
+
+void sched_reschedule(sched *s) {
+    rt_thread *cur = s->current;
+    rt_thread *next = pick_next(s);
+    if (next == cur) return;
+    note_switch(s, next);
+    sched_fiber_switch(&cur->fiber, &next->fiber);
+    reclaim_dead(s);
+}
+
+static void thread_exit(sched *s, rt_thread *t) {
+    rt_thread *next;
+    sched_make_blocked(s, t, TS_FINISHED);
+    if (t->joiner) sched_make_runnable(s, t->joiner);
+    if (!t->daemon && --s->alive_nondaemon == 0) sched_end(s, SCHED_OK, NULL);
+    next = pick_next(s);
+    s->dead = t;
+    note_switch(s, next);
+    sched_fiber_switch_final(&t->fiber, &next->fiber);
+}
+
+static void thread_main(void *p) {
+    rt_thread *t = (rt_thread *)p;
+    sched *s = sched_current;
+    reclaim_dead(s);
+    t->fn(t->arg);
+    thread_exit(s, t);
+}
+
+static int grow(sched *s) {
+    uint32_t cap = s->cap ? s->cap * 2u : 16u;
+    rt_thread **a = realloc(s->threads, cap * sizeof *a);
+    if (!a) return -1;
+    s->threads = a;
+    a = realloc(s->runnable, cap * sizeof *a);
+    if (!a) return -1;
+    s->runnable = a;
+    a = realloc(s->timed, cap * sizeof *a);
+    if (!a) return -1;
+    s->timed = a;
+    s->cap = cap;
+    return 0;
+}
+
+rt_thread *sched_spawn_thread(sched *s, const char *name, rt_thread_fn fn, void *arg, bool daemon) {
+    rt_thread *t;
+    if (s->nthreads == s->cap && grow(s) != 0) return NULL;
+    t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    if (sched_fiber_make(&t->fiber, s->opt.stack_size, thread_main, t) != 0) {
+        free(t);
+        return NULL;
+    }
+    t->id = ++s->nthreads;
+    t->daemon = daemon;
+    t->fn = fn;
+    t->arg = arg;
+    t->runnable_at = SCHED_NONE;
+    t->timed_at = SCHED_NONE;
+    t->deadline = RT_FOREVER;
+    snprintf(t->name, sizeof t->name, "%s", name ? name : "");
+    s->threads[t->id - 1] = t;
+    s->strategy->thread_spawned(s, t);
+    sched_make_runnable(s, t);
+    if (!daemon) s->alive_nondaemon++;
+    return t;
+}
+
+void sched_fail_oom(sched *s) { sched_end(s, SCHED_MISUSE, "out of memory (thread or fiber stack)"); }
+
+void sched_end(sched *s, sched_status status, const char *fmt, ...) {
+    s->status = status;
+    s->reason[0] = '\0';
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(s->reason, sizeof s->reason, fmt, ap);
+        va_end(ap);
+    }
+    sched_fiber_switch_final(&s->current->fiber, &s->main);
+    abort();
+}

@@ -1,0 +1,160 @@
+/* The controlled scheduler's run state, shared by sched*.c and the
+ * strategies.  Exactly one run is active at a time (sched_current). */
+#ifndef TPHEAL_SCHED_INTERNAL_H
+#define TPHEAL_SCHED_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fiber.h"
+#include "pcg32.h"
+#include "rt_impl.h"
+#include "rt_sched.h"
+#include "sched_strategy.h"
+
+/* One scheduling point advances virtual time by 1 us (rt_now units are
+ * 100 ns): time moves even in a run where nobody sleeps, and a busy thread
+ * cannot hold the clock still while a timer is due. */
+#define SCHED_STEP_TIME 10u
+#define SCHED_NONE UINT32_MAX
+
+typedef enum sched_tstate {
+    TS_RUNNABLE,
+    TS_LOCK,  /* wants a rt_lock */
+    TS_WAIT,  /* in rt_wait on a waitq */
+    TS_SLEEP, /* rt_sleep_until */
+    TS_JOIN,  /* rt_join of an unfinished thread */
+    TS_FINISHED
+} sched_tstate;
+
+struct rt_thread {
+    uint32_t id;
+    bool daemon;
+    bool joined;
+    bool woken;          /* rt_wait: woken (true) or timed out (false) */
+    sched_tstate state;
+    char name[32];
+    rt_thread_fn fn;
+    void *arg;
+    sched_fiber fiber;
+    uint32_t runnable_at; /* index in runnable[], SCHED_NONE when not runnable */
+    uint32_t timed_at;    /* index in timed[], SCHED_NONE when no deadline */
+    uint64_t deadline;
+    const char *what;     /* rt_wait's description */
+    void *blocked_on;     /* sched_lock, sched_waitq or rt_thread (join) */
+    rt_thread *qprev, *qnext; /* FIFO of a lock or waitq */
+    rt_thread *joiner;
+    uint64_t priority;    /* PCT: higher runs first */
+};
+
+/* What an rt_lock / rt_waitq holds under the scheduler.  `gen` ties the
+ * contents to a run: memory left by an earlier (abandoned) run reads as
+ * empty, and ids number locks and queues per run in first-use order (for
+ * reports that must not print addresses). */
+typedef struct sched_lock {
+    rt_thread *owner;
+    rt_thread *head, *tail;
+    uintptr_t gen;
+    uintptr_t id;
+} sched_lock;
+typedef struct sched_waitq {
+    rt_thread *head, *tail;
+    uintptr_t gen;
+    uintptr_t id;
+} sched_waitq;
+
+typedef enum sched_item_kind { SCHED_ITEM_PICK, SCHED_ITEM_CHOOSE } sched_item_kind;
+typedef struct sched_item {
+    sched_item_kind kind;
+    uint32_t value; /* thread id, or rt_choose result */
+    uint64_t count; /* repetitions (picks only) */
+} sched_item;
+
+typedef struct sched {
+    sched_options opt;
+    const sched_strategy *strategy;
+    pcg32 rng;
+    uintptr_t gen;
+
+    rt_thread **threads; /* by id - 1 */
+    uint32_t nthreads, cap;
+    rt_thread **runnable;
+    uint32_t nrunnable;
+    rt_thread **timed;
+    uint32_t ntimed;
+    uint64_t next_deadline; /* <= every timed deadline (may be stale-low) */
+    rt_thread *current;
+    rt_thread *dead;        /* finished; its fiber is dropped by whoever runs next */
+    uint32_t alive_nondaemon;
+    uintptr_t nlocks, nqueues;
+
+    uint64_t now, steps, choice_points, switches, choices;
+    uint64_t ihash, chash;
+
+    sched_fiber main;
+    sched_status status;
+    char reason[256];
+
+    union {
+        sched_pct_state pct;
+    } st;
+
+    /* replay */
+    sched_item *replay;
+    size_t nreplay, replay_pos;
+    uint64_t replay_used; /* of replay[replay_pos].count */
+
+    /* recording (sched_schedule.c) */
+    char *out;
+    size_t outlen, outcap;
+    uint32_t last_pick;
+    uint64_t last_run;
+    bool out_oom;
+    uint64_t out_items;
+} sched;
+
+extern sched *sched_current;
+
+/* sched_core.c */
+void sched_tick(sched *);                       /* one scheduling point's clock + bounds */
+void sched_reschedule(sched *);                 /* pick and switch; current may be blocked */
+void sched_make_runnable(sched *, rt_thread *);
+void sched_make_blocked(sched *, rt_thread *, sched_tstate);
+void sched_timed_add(sched *, rt_thread *, uint64_t deadline);
+void sched_timed_remove(sched *, rt_thread *);
+#if defined(_MSC_VER)
+__declspec(noreturn)
+#else
+_Noreturn
+#endif
+void sched_end(sched *, sched_status, const char *fmt, ...);
+rt_thread *sched_spawn_thread(sched *, const char *name, rt_thread_fn, void *, bool daemon);
+void sched_fail_oom(sched *);
+
+/* sched_sync.c */
+sched_lock *sched_lock_of(sched *, rt_lock *);
+sched_waitq *sched_waitq_of(sched *, rt_waitq *);
+void sched_lock_take(sched *, sched_lock *);
+void sched_lock_give(sched *, sched_lock *);
+void sched_q_remove(rt_thread **head, rt_thread **tail, rt_thread *);
+void sched_q_push_back(rt_thread **head, rt_thread **tail, rt_thread *);
+extern const rt_ops sched_controlled_ops;
+
+/* sched_schedule.c */
+void sched_record_pick(sched *, uint32_t id);
+void sched_record_choose(sched *, uint32_t value);
+char *sched_record_finish(sched *);
+int sched_schedule_parse(const char *text, sched_item **items, size_t *n, char *err, size_t errlen);
+rt_thread *sched_replay_pick(sched *);
+uint32_t sched_replay_choose(sched *, uint32_t n);
+
+/* sched.c */
+char *sched_blocked_report(sched *);
+
+static inline uint64_t sched_mix(uint64_t h, uint64_t x) {
+    h ^= x;
+    h *= 0x9E3779B97F4A7C15ull;
+    return h ^ (h >> 29);
+}
+
+#endif

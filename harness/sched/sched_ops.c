@@ -1,0 +1,153 @@
+/* The controlled rt_ops: each rt_ call of the sim lands here.  Scheduling
+ * points: spawn, join, yield, lock acquire/release, wait, wake, sleep.  Pure
+ * reads (rt_now, rt_thread_id, rt_thread_name) and rt_choose are not points:
+ * they change nothing another thread can see, and making them points would
+ * only multiply equivalent interleavings. */
+#include <inttypes.h>
+#include <stddef.h>
+
+#include "sched_internal.h"
+
+static void misuse(sched *s, const char *what, uint64_t id) {
+    rt_thread *cur = s->current;
+    sched_end(s, SCHED_MISUSE, "misuse: %s (#%" PRIu64 ") by thread %" PRIu32 " \"%s\"", what, id,
+              cur->id, cur->name);
+}
+
+static rt_thread *op_spawn(const char *name, rt_thread_fn fn, void *arg, bool daemon) {
+    sched *s = sched_current;
+    rt_thread *t;
+    sched_tick(s);
+    t = sched_spawn_thread(s, name, fn, arg, daemon);
+    if (!t) sched_fail_oom(s);
+    sched_reschedule(s);
+    return t;
+}
+
+static void op_join(rt_thread *t) {
+    sched *s = sched_current;
+    rt_thread *cur = s->current;
+    sched_tick(s);
+    if (!t || t == cur || t->joined || t->joiner) misuse(s, "rt_join of self or twice", t ? t->id : 0);
+    if (t->state != TS_FINISHED) {
+        t->joiner = cur;
+        cur->blocked_on = t;
+        sched_make_blocked(s, cur, TS_JOIN);
+    }
+    sched_reschedule(s);
+    t->joined = true;
+}
+
+static uint32_t op_thread_id(void) { return sched_current->current->id; }
+static const char *op_thread_name(void) { return sched_current->current->name; }
+
+static void op_yield(void) {
+    sched *s = sched_current;
+    sched_tick(s);
+    sched_reschedule(s);
+}
+
+static void op_lock_acquire(rt_lock *l) {
+    sched *s = sched_current;
+    sched_lock *sl;
+    sched_tick(s);
+    sl = sched_lock_of(s, l);
+    if (sl->owner == s->current) misuse(s, "recursive rt_lock_acquire of lock", sl->id);
+    /* The point comes before the acquisition: who gets a contended lock
+     * first is exactly what the strategy must be able to vary. */
+    sched_reschedule(s);
+    sched_lock_take(s, sl);
+}
+
+static void op_lock_release(rt_lock *l) {
+    sched *s = sched_current;
+    sched_lock *sl;
+    sched_tick(s);
+    sl = sched_lock_of(s, l);
+    if (sl->owner != s->current) misuse(s, "rt_lock_release of a lock not held", sl->id);
+    sched_lock_give(s, sl);
+    sched_reschedule(s);
+}
+
+static bool op_wait(rt_waitq *q, rt_lock *l, uint64_t deadline, const char *what) {
+    sched *s = sched_current;
+    rt_thread *cur = s->current;
+    sched_lock *sl;
+    sched_waitq *sq;
+    sched_tick(s);
+    sl = sched_lock_of(s, l);
+    sq = sched_waitq_of(s, q);
+    if (sl->owner != cur) misuse(s, "rt_wait without holding its lock", sl->id);
+    sched_lock_give(s, sl);
+    cur->woken = false;
+    cur->what = what;
+    if (deadline > s->now) {
+        sched_q_push_back(&sq->head, &sq->tail, cur);
+        cur->blocked_on = sq;
+        if (deadline != RT_FOREVER) sched_timed_add(s, cur, deadline);
+        sched_make_blocked(s, cur, TS_WAIT);
+    }
+    sched_reschedule(s);
+    sched_lock_take(s, sl);
+    return cur->woken;
+}
+
+static void wake(sched *s, sched_waitq *sq, rt_thread *t) {
+    sched_q_remove(&sq->head, &sq->tail, t);
+    if (t->timed_at != SCHED_NONE) sched_timed_remove(s, t);
+    t->woken = true;
+    sched_make_runnable(s, t);
+}
+
+static void op_wake_one(rt_waitq *q) {
+    sched *s = sched_current;
+    sched_waitq *sq;
+    sched_tick(s);
+    sq = sched_waitq_of(s, q);
+    if (sq->head) wake(s, sq, sq->head);
+    sched_reschedule(s);
+}
+
+static void op_wake_all(rt_waitq *q) {
+    sched *s = sched_current;
+    sched_waitq *sq;
+    sched_tick(s);
+    sq = sched_waitq_of(s, q);
+    while (sq->head) wake(s, sq, sq->head);
+    sched_reschedule(s);
+}
+
+static uint64_t op_now(void) { return sched_current->now; }
+
+static void op_sleep_until(uint64_t deadline) {
+    sched *s = sched_current;
+    rt_thread *cur = s->current;
+    sched_tick(s);
+    if (deadline > s->now) {
+        sched_timed_add(s, cur, deadline);
+        sched_make_blocked(s, cur, TS_SLEEP);
+    }
+    sched_reschedule(s);
+}
+
+static uint32_t op_choose(uint32_t n) {
+    sched *s = sched_current;
+    uint32_t v;
+    if (n <= 1) return 0;
+    s->choices++;
+    v = s->replay ? sched_replay_choose(s, n) : pcg32_bounded(&s->rng, n);
+    sched_record_choose(s, v);
+    s->chash = sched_mix(s->chash, ((uint64_t)1 << 63) | ((uint64_t)n << 32) | v);
+    return v;
+}
+
+static void op_end_process(const char *reason) {
+    sched *s = sched_current;
+    sched_end(s, SCHED_PROCESS_ENDED, "%s", reason ? reason : "");
+}
+
+const rt_ops sched_controlled_ops = {
+    "controlled",   op_spawn,     op_join,    op_thread_id,    op_thread_name,
+    op_yield,       op_lock_acquire, op_lock_release, op_wait, op_wake_one,
+    op_wake_all,    op_now,       op_sleep_until, op_choose,   op_end_process,
+};

@@ -1,0 +1,237 @@
+/* The schedule string: every choice a run made, so a replay is exact
+ * whatever the seed-to-choice mapping becomes.  Format (README.md):
+ *
+ *     T1:<item>.<item>...        T1 = format version 1
+ *     <id>          thread <id> picked at one choice point
+ *     <id>*<n>      thread <id> picked at n consecutive choice points
+ *     =<v>          rt_choose returned v
+ *
+ * Numbers are base 32, digits 0-9a-v, most significant first.  Only choice
+ * points (two or more runnable threads) are recorded: a forced step replays
+ * itself.  Run-length coding keeps it short: a thread usually keeps running
+ * for several points. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched_internal.h"
+
+static const char digits[] = "0123456789abcdefghijklmnopqrstuv";
+
+static void put(sched *s, const char *p, size_t n) {
+    if (s->out_oom) return;
+    if (s->outlen + n + 1 > s->outcap) {
+        size_t cap = s->outcap ? s->outcap * 2 : 256;
+        char *b;
+        while (cap < s->outlen + n + 1) cap *= 2;
+        b = realloc(s->out, cap);
+        if (!b) {
+            s->out_oom = true;
+            return;
+        }
+        s->out = b;
+        s->outcap = cap;
+    }
+    memcpy(s->out + s->outlen, p, n);
+    s->outlen += n;
+}
+
+static void put_num(sched *s, uint64_t v) {
+    char buf[16];
+    size_t i = sizeof buf;
+    do {
+        buf[--i] = digits[v & 31u];
+        v >>= 5;
+    } while (v);
+    put(s, buf + i, sizeof buf - i);
+}
+
+static void separate(sched *s) {
+    if (s->out_items++) put(s, ".", 1);
+}
+
+static void flush_pick(sched *s) {
+    if (!s->last_run) return;
+    separate(s);
+    put_num(s, s->last_pick);
+    if (s->last_run > 1) {
+        put(s, "*", 1);
+        put_num(s, s->last_run);
+    }
+    s->last_run = 0;
+}
+
+void sched_record_pick(sched *s, uint32_t id) {
+    if (s->last_run && s->last_pick == id) {
+        s->last_run++;
+        return;
+    }
+    flush_pick(s);
+    s->last_pick = id;
+    s->last_run = 1;
+}
+
+void sched_record_choose(sched *s, uint32_t value) {
+    flush_pick(s);
+    separate(s);
+    put(s, "=", 1);
+    put_num(s, value);
+}
+
+char *sched_record_finish(sched *s) {
+    char *r;
+    if (s->outlen == 0) put(s, "T1:", 3);
+    flush_pick(s);
+    if (s->out_oom) {
+        free(s->out);
+        s->out = NULL;
+        return NULL;
+    }
+    s->out[s->outlen] = '\0';
+    r = s->out;
+    s->out = NULL;
+    return r;
+}
+
+/* ---- parsing ---- */
+
+static int digit_value(char c) {
+    const char *p = c ? strchr(digits, c) : NULL;
+    return p ? (int)(p - digits) : -1;
+}
+
+static int parse_num(const char *t, size_t *i, uint64_t max, uint64_t *out) {
+    uint64_t v = 0;
+    size_t start = *i;
+    int d;
+    while ((d = digit_value(t[*i])) >= 0) {
+        if (v > (max - (uint64_t)d) / 32u) return -1;
+        v = v * 32u + (uint64_t)d;
+        (*i)++;
+    }
+    if (*i == start) return -1;
+    *out = v;
+    return 0;
+}
+
+int sched_schedule_parse(const char *t, sched_item **items, size_t *n, char *err, size_t errlen) {
+    size_t i = 3, cap = 0, count = 0, end = strlen(t);
+    sched_item *v = NULL;
+    while (end > 0 && (t[end - 1] == '\n' || t[end - 1] == '\r' || t[end - 1] == ' ')) end--;
+    *items = NULL;
+    *n = 0;
+    if (strncmp(t, "T1:", 3) != 0) {
+        snprintf(err, errlen, "schedule:1:1: expected \"T1:\" (schedule format version 1)");
+        return -1;
+    }
+    while (i < end) {
+        sched_item it;
+        uint64_t x;
+        size_t at = i;
+        if (count > 0) {
+            if (t[i] != '.') goto bad;
+            at = ++i;
+        }
+        if (t[i] == '=') {
+            i++;
+            if (parse_num(t, &i, UINT32_MAX, &x) != 0) goto bad;
+            it.kind = SCHED_ITEM_CHOOSE;
+            it.value = (uint32_t)x;
+            it.count = 1;
+        } else {
+            if (parse_num(t, &i, UINT32_MAX, &x) != 0 || x == 0) goto bad;
+            it.kind = SCHED_ITEM_PICK;
+            it.value = (uint32_t)x;
+            it.count = 1;
+            if (t[i] == '*') {
+                i++;
+                if (parse_num(t, &i, UINT64_MAX, &x) != 0 || x == 0) goto bad;
+                it.count = x;
+            }
+        }
+        if (i > end) goto bad;
+        if (count == cap) {
+            sched_item *g;
+            cap = cap ? cap * 2 : 64;
+            g = realloc(v, cap * sizeof *g);
+            if (!g) {
+                free(v);
+                snprintf(err, errlen, "schedule:1:%" PRIu64 ": out of memory", (uint64_t)at + 1);
+                return -1;
+            }
+            v = g;
+        }
+        v[count++] = it;
+        continue;
+    bad:
+        free(v);
+        snprintf(err, errlen,
+                 "schedule:1:%" PRIu64 ": expected a thread id (base-32, non-zero, optional *count) or "
+                 "=value, separated by '.'",
+                 (uint64_t)i + 1);
+        return -1;
+    }
+    *items = v;
+    *n = count;
+    return 0;
+}
+
+/* ---- replay ---- */
+
+static void diverge(sched *s, const char *what) {
+    char runnable[96];
+    size_t used = 0;
+    uint32_t k;
+    runnable[0] = '\0';
+    for (k = 0; k < s->nrunnable && used + 12 < sizeof runnable; k++)
+        used += (size_t)snprintf(runnable + used, sizeof runnable - used, " %" PRIu32,
+                                 s->runnable[k]->id);
+    sched_end(s, SCHED_REPLAY_DIVERGED,
+              "replay diverged at item %" PRIu64 " of the schedule: %s (runnable:%s)",
+              (uint64_t)s->replay_pos + 1, what, runnable);
+}
+
+static sched_item *next_item(sched *s) {
+    if (s->replay_pos >= s->nreplay) diverge(s, "the schedule has no more choices");
+    return &s->replay[s->replay_pos];
+}
+
+static void consume(sched *s, sched_item *it) {
+    if (++s->replay_used >= it->count) {
+        s->replay_pos++;
+        s->replay_used = 0;
+    }
+}
+
+rt_thread *sched_replay_pick(sched *s) {
+    char what[96];
+    sched_item *it = next_item(s);
+    if (it->kind != SCHED_ITEM_PICK) {
+        snprintf(what, sizeof what, "recorded rt_choose value %" PRIu32 ", the program is at a thread choice",
+                 it->value);
+        diverge(s, what);
+    }
+    if (it->value > s->nthreads || s->threads[it->value - 1]->runnable_at == SCHED_NONE) {
+        snprintf(what, sizeof what, "recorded thread %" PRIu32 " is not runnable", it->value);
+        diverge(s, what);
+    }
+    consume(s, it);
+    return s->threads[it->value - 1];
+}
+
+uint32_t sched_replay_choose(sched *s, uint32_t n) {
+    char what[96];
+    sched_item *it = next_item(s);
+    uint32_t v = it->value;
+    if (it->kind != SCHED_ITEM_CHOOSE) {
+        snprintf(what, sizeof what, "recorded a pick of thread %" PRIu32 ", the program calls rt_choose(%" PRIu32 ")", v, n);
+        diverge(s, what);
+    }
+    if (v >= n) {
+        snprintf(what, sizeof what, "recorded rt_choose value %" PRIu32 " is out of range for rt_choose(%" PRIu32 ")", v, n);
+        diverge(s, what);
+    }
+    consume(s, it);
+    return v;
+}

@@ -1,0 +1,80 @@
+/* rt_lock and rt_waitq under the scheduler: an owner plus a FIFO of
+ * blocked fibers.  Contention blocks the fiber; nothing spins. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched_internal.h"
+
+_Static_assert(sizeof(sched_lock) <= sizeof(rt_lock), "sched_lock must fit in rt_lock");
+_Static_assert(sizeof(sched_waitq) <= sizeof(rt_waitq), "sched_waitq must fit in rt_waitq");
+
+sched_lock *sched_lock_of(sched *s, rt_lock *l) {
+    sched_lock *sl = (sched_lock *)(void *)l;
+    if (sl->gen != s->gen) {
+        sl->owner = sl->head = sl->tail = NULL;
+        sl->gen = s->gen;
+        sl->id = ++s->nlocks;
+    }
+    return sl;
+}
+
+sched_waitq *sched_waitq_of(sched *s, rt_waitq *q) {
+    sched_waitq *sq = (sched_waitq *)(void *)q;
+    if (sq->gen != s->gen) {
+        sq->head = sq->tail = NULL;
+        sq->gen = s->gen;
+        sq->id = ++s->nqueues;
+    }
+    return sq;
+}
+
+void sched_q_push_back(rt_thread **head, rt_thread **tail, rt_thread *t) {
+    t->qnext = NULL;
+    t->qprev = *tail;
+    if (*tail) (*tail)->qnext = t;
+    else *head = t;
+    *tail = t;
+}
+
+static void q_push_front(rt_thread **head, rt_thread **tail, rt_thread *t) {
+    t->qprev = NULL;
+    t->qnext = *head;
+    if (*head) (*head)->qprev = t;
+    else *tail = t;
+    *head = t;
+}
+
+void sched_q_remove(rt_thread **head, rt_thread **tail, rt_thread *t) {
+    if (t->qprev) t->qprev->qnext = t->qnext;
+    else *head = t->qnext;
+    if (t->qnext) t->qnext->qprev = t->qprev;
+    else *tail = t->qprev;
+    t->qprev = t->qnext = NULL;
+}
+
+/* Takes the lock for the current thread, blocking while another owns it.
+ * A release wakes one waiter, which must still win the lock against threads
+ * that arrive meanwhile (barging is a real interleaving); a waiter that
+ * loses goes back to the head of the queue so it is not starved. */
+void sched_lock_take(sched *s, sched_lock *sl) {
+    rt_thread *cur = s->current;
+    bool first = true;
+    while (sl->owner) {
+        if (first) sched_q_push_back(&sl->head, &sl->tail, cur);
+        else q_push_front(&sl->head, &sl->tail, cur);
+        first = false;
+        cur->blocked_on = sl;
+        sched_make_blocked(s, cur, TS_LOCK);
+        sched_reschedule(s);
+    }
+    sl->owner = cur;
+}
+
+void sched_lock_give(sched *s, sched_lock *sl) {
+    rt_thread *t = sl->head;
+    sl->owner = NULL;
+    if (t) {
+        sched_q_remove(&sl->head, &sl->tail, t);
+        sched_make_runnable(s, t);
+    }
+}

@@ -1,0 +1,420 @@
+/* The controlled scheduler's run contract: outcomes, determinism,
+ * deadlock / livelock detection, virtual time, daemons, fail-fast. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "test_sched_util.h"
+
+static void counter_run_completes_with_every_increment(void **state) {
+    counter_prog c;
+    sched_result r;
+    (void)state;
+    counter_init(&c, 4, 25);
+    r = run_counter(1, NULL, &c);
+    assert_int_equal(r.status, SCHED_OK);
+    assert_int_equal(c.counter, 100);
+    assert_int_equal(r.threads, 5);
+    assert_true(r.steps >= 200);
+    assert_true(r.switches > 0);
+    assert_null(r.blocked_report);
+    assert_non_null(r.schedule);
+    assert_ptr_equal(rt_installed(), &rt_native_ops); /* restored after the run */
+    sched_result_free(&r);
+}
+
+static void same_seed_same_interleaving(void **state) {
+    uint64_t seed;
+    (void)state;
+    for (seed = 0; seed < 1000; seed++) {
+        counter_prog a, b;
+        sched_result ra, rb;
+        counter_init(&a, 3, 6);
+        counter_init(&b, 3, 6);
+        ra = run_counter(seed, NULL, &a);
+        rb = run_counter(seed, NULL, &b);
+        assert_int_equal(ra.status, SCHED_OK);
+        assert_int_equal(ra.interleaving_hash, rb.interleaving_hash);
+        assert_int_equal(ra.choice_hash, rb.choice_hash);
+        assert_int_equal(ra.steps, rb.steps);
+        assert_int_equal(a.order, b.order);
+        assert_string_equal(ra.schedule, rb.schedule);
+        sched_result_free(&ra);
+        sched_result_free(&rb);
+    }
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void different_seeds_different_interleavings(void **state) {
+    enum { N = 500 };
+    uint64_t h[N], order[N];
+    unsigned i, distinct = 1, distinct_order = 1;
+    (void)state;
+    for (i = 0; i < N; i++) {
+        counter_prog c;
+        sched_result r;
+        counter_init(&c, 3, 6);
+        r = run_counter(1000 + i, NULL, &c);
+        h[i] = r.interleaving_hash;
+        order[i] = c.order;
+        sched_result_free(&r);
+    }
+    qsort(h, N, sizeof h[0], cmp_u64);
+    qsort(order, N, sizeof order[0], cmp_u64);
+    for (i = 1; i < N; i++) {
+        distinct += h[i] != h[i - 1];
+        distinct_order += order[i] != order[i - 1];
+    }
+    /* 3 threads x 6 increments: about 17 million orders; collisions are rare. */
+    assert_true(distinct >= N * 95 / 100);
+    /* The program saw it too: not just the hash. */
+    assert_true(distinct_order >= N * 90 / 100);
+}
+
+/* ---- deadlock ---- */
+
+typedef struct abba {
+    rt_lock a, b;
+} abba;
+
+static void take_ab(void *p) {
+    abba *x = (abba *)p;
+    rt_lock_acquire(&x->a);
+    rt_yield();
+    rt_lock_acquire(&x->b);
+    rt_lock_release(&x->b);
+    rt_lock_release(&x->a);
+}
+
+static void take_ba(void *p) {
+    abba *x = (abba *)p;
+    rt_lock_acquire(&x->b);
+    rt_yield();
+    rt_lock_acquire(&x->a);
+    rt_lock_release(&x->a);
+    rt_lock_release(&x->b);
+}
+
+static void abba_main(void *p) {
+    rt_thread *t1 = rt_spawn("ab", take_ab, p, false);
+    rt_thread *t2 = rt_spawn("ba", take_ba, p, false);
+    rt_join(t1);
+    rt_join(t2);
+}
+
+static void lock_order_inversion_deadlocks_on_some_seeds(void **state) {
+    unsigned seed, deadlocks = 0, ok = 0;
+    (void)state;
+    for (seed = 0; seed < 200; seed++) {
+        abba x;
+        sched_options o;
+        sched_result r;
+        memset(&x, 0, sizeof x);
+        sched_options_default(&o);
+        o.seed = seed;
+        assert_int_equal(sched_run(&o, abba_main, &x, &r), 0);
+        if (r.status == SCHED_DEADLOCK) {
+            deadlocks++;
+            assert_non_null(r.blocked_report);
+            assert_non_null(strstr(r.blocked_report, "thread 2 \"ab\": wants lock#"));
+            assert_non_null(strstr(r.blocked_report, "thread 3 \"ba\": wants lock#"));
+            assert_non_null(strstr(r.blocked_report, "held by thread 3 \"ba\""));
+            assert_non_null(strstr(r.blocked_report, "held by thread 2 \"ab\""));
+            assert_non_null(strstr(r.blocked_report, "thread 1 \"main\": joins thread 2 \"ab\""));
+            assert_non_null(strstr(r.reason, "deadlock"));
+        } else {
+            assert_int_equal(r.status, SCHED_OK);
+            ok++;
+        }
+        sched_result_free(&r);
+    }
+    assert_true(deadlocks > 0);
+    assert_true(ok > 0);
+}
+
+typedef struct forever {
+    rt_lock lock;
+    rt_waitq q;
+} forever;
+
+static void wait_forever(void *p) {
+    forever *f = (forever *)p;
+    rt_lock_acquire(&f->lock);
+    rt_wait(&f->q, &f->lock, RT_FOREVER, "Nobody(wakes#1)");
+    rt_lock_release(&f->lock);
+}
+
+static void forever_main(void *p) {
+    rt_thread *t = rt_spawn("sleeper", wait_forever, p, false);
+    rt_join(t);
+}
+
+static void wait_nobody_wakes_is_a_deadlock_naming_both(void **state) {
+    uint64_t seed;
+    (void)state;
+    for (seed = 0; seed < 20; seed++) {
+        forever f;
+        sched_options o;
+        sched_result r;
+        memset(&f, 0, sizeof f);
+        sched_options_default(&o);
+        o.seed = seed;
+        sched_run(&o, forever_main, &f, &r);
+        assert_int_equal(r.status, SCHED_DEADLOCK);
+        assert_non_null(strstr(r.blocked_report, "thread 2 \"sleeper\": waits on Nobody(wakes#1)"));
+        assert_non_null(strstr(r.blocked_report, "thread 1 \"main\": joins thread 2 \"sleeper\""));
+        sched_result_free(&r);
+    }
+}
+
+/* ---- livelock ---- */
+
+static void spin(void *p) {
+    (void)p;
+    for (;;) rt_yield();
+}
+
+static void spin_main(void *p) {
+    rt_thread *t = rt_spawn("spinner", spin, p, false);
+    rt_join(t);
+}
+
+static void spinning_on_yield_is_a_livelock(void **state) {
+    sched_options o;
+    sched_result r;
+    (void)state;
+    sched_options_default(&o);
+    o.max_steps = 5000;
+    sched_run(&o, spin_main, NULL, &r);
+    assert_int_equal(r.status, SCHED_LIVELOCK);
+    assert_int_equal(r.steps, 5001);
+    assert_non_null(strstr(r.reason, "5000"));
+    assert_non_null(strstr(r.blocked_report, "thread 2 \"spinner\": runnable"));
+    sched_result_free(&r);
+}
+
+static void daemon_tick(void *p) {
+    (void)p;
+    for (;;) rt_sleep_until(rt_now() + 2500000); /* 250 ms */
+}
+
+static void forever_with_timer_main(void *p) {
+    rt_spawn("timer", daemon_tick, NULL, true);
+    forever_main(p);
+}
+
+static void virtual_time_bound_is_a_livelock(void **state) {
+    forever f;
+    sched_options o;
+    sched_result r;
+    (void)state;
+    memset(&f, 0, sizeof f);
+    sched_options_default(&o);
+    o.max_virtual_time = 600ull * 10000000ull; /* 10 minutes */
+    sched_run(&o, forever_with_timer_main, &f, &r);
+    /* Without the bound this would run until max_steps: the daemon timer
+     * keeps time moving, so it is never a deadlock. */
+    assert_int_equal(r.status, SCHED_LIVELOCK);
+    assert_non_null(strstr(r.reason, "virtual time"));
+    assert_true(r.virtual_time > o.max_virtual_time);
+    assert_true(r.steps < 20000);
+    assert_non_null(strstr(r.blocked_report, "thread 2 \"timer\" (daemon): "));
+    sched_result_free(&r);
+}
+
+/* ---- virtual time ---- */
+
+typedef struct sleeper {
+    uint64_t before, after;
+} sleeper;
+
+static void sleep_5s(void *p) {
+    sleeper *s = (sleeper *)p;
+    s->before = rt_now();
+    rt_sleep_until(s->before + 5ull * 10000000ull);
+    s->after = rt_now();
+}
+
+static double wall_seconds(void) {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void sleep_of_5s_is_virtual(void **state) {
+    sleeper s;
+    sched_options o;
+    sched_result r;
+    double t0, dt;
+    (void)state;
+    sched_options_default(&o);
+    t0 = wall_seconds();
+    sched_run(&o, sleep_5s, &s, &r);
+    dt = wall_seconds() - t0;
+    assert_int_equal(r.status, SCHED_OK);
+    assert_true(s.after - s.before >= 5ull * 10000000ull);
+    assert_true(r.virtual_time >= 5ull * 10000000ull);
+    assert_true(dt < 0.1);
+    sched_result_free(&r);
+}
+
+typedef struct timed_wait {
+    rt_lock lock;
+    rt_waitq q;
+    bool first, second;
+    uint64_t t_timeout;
+} timed_wait;
+
+static void waker(void *p) {
+    timed_wait *w = (timed_wait *)p;
+    rt_sleep_until(rt_now() + 10000000ull); /* 1 s */
+    rt_lock_acquire(&w->lock);
+    rt_wake_all(&w->q);
+    rt_lock_release(&w->lock);
+}
+
+static void timed_wait_main(void *p) {
+    timed_wait *w = (timed_wait *)p;
+    rt_thread *t;
+    uint64_t start;
+    rt_lock_acquire(&w->lock);
+    start = rt_now();
+    w->first = rt_wait(&w->q, &w->lock, start + 1000000ull, "100ms"); /* nobody wakes */
+    w->t_timeout = rt_now() - start;
+    t = rt_spawn("waker", waker, w, false);
+    w->second = rt_wait(&w->q, &w->lock, RT_FOREVER, "woken");
+    rt_lock_release(&w->lock);
+    rt_join(t);
+}
+
+static void wait_times_out_false_and_wakes_true(void **state) {
+    timed_wait w;
+    sched_options o;
+    sched_result r;
+    (void)state;
+    memset(&w, 0, sizeof w);
+    sched_options_default(&o);
+    sched_run(&o, timed_wait_main, &w, &r);
+    assert_int_equal(r.status, SCHED_OK);
+    assert_false(w.first);
+    assert_true(w.t_timeout >= 1000000ull);
+    assert_true(w.t_timeout < 1000000ull + 1000u);
+    assert_true(w.second);
+    sched_result_free(&r);
+}
+
+/* ---- daemons, fail-fast, misuse ---- */
+
+static void daemon_main(void *p) {
+    int *ran = (int *)p;
+    rt_spawn("timer", daemon_tick, NULL, true);
+    rt_sleep_until(rt_now() + 10000000ull);
+    *ran = 1;
+}
+
+static void daemons_are_abandoned_when_main_ends(void **state) {
+    int ran = 0;
+    sched_options o;
+    sched_result r;
+    (void)state;
+    sched_options_default(&o);
+    sched_run(&o, daemon_main, &ran, &r);
+    assert_int_equal(r.status, SCHED_OK);
+    assert_int_equal(ran, 1);
+    assert_true(r.virtual_time >= 10000000ull);
+    assert_true(r.virtual_time < 20000000ull);
+    sched_result_free(&r);
+}
+
+static int after_end;
+
+static void ender(void *p) {
+    (void)p;
+    rt_yield();
+    rt_end_process("fail-fast: obligation dropped");
+    after_end = 1; /* never reached */
+}
+
+static void end_main(void *p) {
+    rt_thread *t = rt_spawn("ender", ender, p, false);
+    rt_join(t);
+    after_end = 2;
+}
+
+static void end_process_stops_the_run(void **state) {
+    sched_options o;
+    sched_result r;
+    (void)state;
+    after_end = 0;
+    sched_options_default(&o);
+    sched_run(&o, end_main, NULL, &r);
+    assert_int_equal(r.status, SCHED_PROCESS_ENDED);
+    assert_string_equal(r.reason, "fail-fast: obligation dropped");
+    assert_int_equal(after_end, 0);
+    sched_result_free(&r);
+}
+
+static void release_unheld(void *p) {
+    rt_lock *l = (rt_lock *)p;
+    rt_lock_release(l);
+}
+
+static void misuse_is_reported(void **state) {
+    rt_lock l;
+    sched_options o;
+    sched_result r;
+    (void)state;
+    memset(&l, 0, sizeof l);
+    sched_options_default(&o);
+    sched_run(&o, release_unheld, &l, &r);
+    assert_int_equal(r.status, SCHED_MISUSE);
+    assert_non_null(strstr(r.reason, "not held"));
+    sched_result_free(&r);
+}
+
+static void many_runs_reuse_stacks(void **state) {
+    unsigned i;
+    (void)state;
+    for (i = 0; i < 3000; i++) {
+        counter_prog c;
+        sched_result r;
+        counter_init(&c, 16, 2);
+        r = run_counter(i, NULL, &c);
+        assert_int_equal(r.status, SCHED_OK);
+        assert_int_equal(c.counter, 32);
+        sched_result_free(&r);
+    }
+    assert_ptr_equal(rt_installed(), &rt_native_ops);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(counter_run_completes_with_every_increment),
+        cmocka_unit_test(same_seed_same_interleaving),
+        cmocka_unit_test(different_seeds_different_interleavings),
+        cmocka_unit_test(lock_order_inversion_deadlocks_on_some_seeds),
+        cmocka_unit_test(wait_nobody_wakes_is_a_deadlock_naming_both),
+        cmocka_unit_test(spinning_on_yield_is_a_livelock),
+        cmocka_unit_test(virtual_time_bound_is_a_livelock),
+        cmocka_unit_test(sleep_of_5s_is_virtual),
+        cmocka_unit_test(wait_times_out_false_and_wakes_true),
+        cmocka_unit_test(daemons_are_abandoned_when_main_ends),
+        cmocka_unit_test(end_process_stops_the_run),
+        cmocka_unit_test(misuse_is_reported),
+        cmocka_unit_test(many_runs_reuse_stacks),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    sched_release_cache();
+    return failed;
+}
