@@ -1,0 +1,108 @@
+/* I/O objects and simulated files.  StartThreadpoolIo counts an expected
+ * completion, CancelThreadpoolIo takes one back (the operation failed
+ * synchronously); sim_io_complete posts one to the pool the io object is
+ * bound to.  A completion with nothing started is misuse. */
+#include "sim_model.h"
+
+void *sim_file_create(void) {
+    sim_need_process("sim_file_create");
+    sim_lock();
+    void *h = sim_handle_of(sim_obj_new(SIM_OBJ_FILE));
+    sim_unlock();
+    return h;
+}
+
+tph_os_io *tph_os_io_create(void *file, tph_os_io_cb cb, void *ctx, const tph_os_env *env) {
+    sim_need_process("CreateThreadpoolIo");
+    sim_lock();
+    tph_os_io *h = NULL;
+    sim_obj *f = sim_use(file, SIM_OBJ_FILE, "CreateThreadpoolIo", false);
+    if (f && f->io && !f->io->freed) {
+        /* A handle is bound to one completion port for good. */
+        sim_report_misuse("CreateThreadpoolIo", f, SIM_OBJ_FILE, "file already bound to an io object");
+        f = NULL;
+    }
+    if (f) {
+        sim_obj *o = sim_bound_new(SIM_OBJ_IO, SIM_FAULT_IO_CREATE, env, ctx, "CreateThreadpoolIo");
+        if (o) {
+            o->cb.io = cb;
+            o->file = f;
+            f->io = o;
+            h = (tph_os_io *)sim_handle_of(o);
+        }
+    }
+    sim_unlock();
+    return h;
+}
+
+void tph_os_io_start(tph_os_io *ih) {
+    sim_need_process("StartThreadpoolIo");
+    sim_lock();
+    sim_obj *o = sim_use(ih, SIM_OBJ_IO, "StartThreadpoolIo", false);
+    if (o) o->io_pending++;
+    sim_unlock();
+}
+
+void tph_os_io_cancel(tph_os_io *ih) {
+    sim_need_process("CancelThreadpoolIo");
+    sim_lock();
+    sim_obj *o = sim_use(ih, SIM_OBJ_IO, "CancelThreadpoolIo", true);
+    if (o) {
+        if (o->io_pending == 0) {
+            sim_report_misuse("CancelThreadpoolIo", o, SIM_OBJ_IO, "no I/O started");
+        } else {
+            o->io_pending--;
+            sim_maybe_free(o);
+        }
+    }
+    sim_unlock();
+}
+
+bool sim_io_complete(void *file, void *overlapped, uint32_t io_result, uintptr_t bytes) {
+    sim_need_process("sim_io_complete");
+    sim_lock();
+    bool ok = false;
+    sim_obj *f = sim_use(file, SIM_OBJ_FILE, "sim_io_complete", false);
+    if (f) {
+        sim_obj *o = f->io;
+        if (!o || o->freed) {
+            sim_report_misuse("sim_io_complete", f, SIM_OBJ_FILE, "no io object bound to the file");
+        } else if (o->io_pending == 0) {
+            sim_report_misuse("sim_io_complete", o, SIM_OBJ_IO, "completion without StartThreadpoolIo");
+        } else {
+            o->io_pending--;
+            sim_packet pk = {0};
+            pk.overlapped = overlapped;
+            pk.io_result = io_result;
+            pk.bytes = bytes;
+            sim_enqueue(o, &pk);
+            ok = true;
+        }
+    }
+    sim_unlock();
+    return ok;
+}
+
+void tph_os_io_wait(tph_os_io *ih, bool cancel_pending) {
+    sim_need_process("WaitForThreadpoolIoCallbacks");
+    sim_lock();
+    sim_obj *o = sim_use(ih, SIM_OBJ_IO, "WaitForThreadpoolIoCallbacks", false);
+    if (o) {
+        if (cancel_pending) sim_drop_packets(o); /* io: never a stall trigger */
+        sim_wait_callbacks(o, true, "WaitForThreadpoolIoCallbacks");
+    }
+    sim_unlock();
+}
+
+/* Returns at once; freed after queued completions ran and every started I/O
+ * completed or was cancelled. */
+void tph_os_io_close(tph_os_io *ih) {
+    sim_need_process("CloseThreadpoolIo");
+    sim_lock();
+    sim_obj *o = sim_use(ih, SIM_OBJ_IO, "CloseThreadpoolIo", false);
+    if (o) {
+        sim_close_common(o);
+        sim_maybe_free(o);
+    }
+    sim_unlock();
+}
