@@ -116,7 +116,7 @@ static int parse_num(const char *t, size_t *i, uint64_t max, uint64_t *out) {
 }
 
 int sched_schedule_parse(const char *t, sched_item **items, size_t *n, char *err, size_t errlen) {
-    size_t i = 3, cap = 0, count = 0, end = strlen(t);
+    size_t i = 3, cap = 0, count = 0, end = strlen(t), bad_at = 0;
     sched_item *v = NULL;
     while (end > 0 && (t[end - 1] == '\n' || t[end - 1] == '\r' || t[end - 1] == ' ')) end--;
     *items = NULL;
@@ -128,13 +128,14 @@ int sched_schedule_parse(const char *t, sched_item **items, size_t *n, char *err
     while (i < end) {
         sched_item it;
         uint64_t x;
-        size_t at = i;
         if (count > 0) {
+            bad_at = i;
             if (t[i] != '.') goto bad;
-            at = ++i;
-        }
-        if (t[i] == '=') {
             i++;
+        }
+        bad_at = i;
+        if (t[i] == '=') {
+            bad_at = ++i;
             if (parse_num(t, &i, UINT32_MAX, &x) != 0) goto bad;
             it.kind = SCHED_ITEM_CHOOSE;
             it.value = (uint32_t)x;
@@ -145,7 +146,7 @@ int sched_schedule_parse(const char *t, sched_item **items, size_t *n, char *err
             it.value = (uint32_t)x;
             it.count = 1;
             if (t[i] == '*') {
-                i++;
+                bad_at = ++i;
                 if (parse_num(t, &i, UINT64_MAX, &x) != 0 || x == 0) goto bad;
                 it.count = x;
             }
@@ -157,24 +158,23 @@ int sched_schedule_parse(const char *t, sched_item **items, size_t *n, char *err
             g = realloc(v, cap * sizeof *g);
             if (!g) {
                 free(v);
-                snprintf(err, errlen, "schedule:1:%" PRIu64 ": out of memory", (uint64_t)at + 1);
+                snprintf(err, errlen, "schedule:1:%" PRIu64 ": out of memory", (uint64_t)bad_at + 1);
                 return -1;
             }
             v = g;
         }
         v[count++] = it;
-        continue;
-    bad:
-        free(v);
-        snprintf(err, errlen,
-                 "schedule:1:%" PRIu64 ": expected a thread id (base-32, non-zero, optional *count) or "
-                 "=value, separated by '.'",
-                 (uint64_t)i + 1);
-        return -1;
     }
     *items = v;
     *n = count;
     return 0;
+bad:
+    free(v);
+    snprintf(err, errlen,
+             "schedule:1:%" PRIu64 ": expected a thread id (base-32 digits 0-9a-v, non-zero, optional "
+             "*count) or =value, items separated by '.'",
+             (uint64_t)bad_at + 1);
+    return -1;
 }
 
 /* ---- replay ---- */

@@ -1,0 +1,189 @@
+/* Replay by schedule string: exact, independent of the seed, and a replay
+ * that does not fit the program is reported, never silently re-randomised. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "test_sched_util.h"
+
+static void replay_reproduces_the_run_whatever_the_seed(void **state) {
+    uint64_t seed;
+    unsigned with_choose = 0;
+    (void)state;
+    for (seed = 0; seed < 300; seed++) {
+        counter_prog a, b;
+        sched_result ra, rb;
+        counter_init(&a, 3, 8);
+        counter_init(&b, 3, 8);
+        ra = run_counter(seed, NULL, &a);
+        assert_int_equal(ra.status, SCHED_OK);
+        /* a different seed: the schedule alone must decide */
+        rb = run_counter(seed + 7777, ra.schedule, &b);
+        assert_int_equal(rb.status, SCHED_OK);
+        assert_int_equal(ra.interleaving_hash, rb.interleaving_hash);
+        assert_int_equal(ra.choice_hash, rb.choice_hash);
+        assert_int_equal(ra.steps, rb.steps);
+        assert_int_equal(ra.virtual_time, rb.virtual_time);
+        assert_int_equal(a.order, b.order);
+        assert_string_equal(ra.schedule, rb.schedule);
+        with_choose += strchr(ra.schedule, '=') != NULL;
+        sched_result_free(&ra);
+        sched_result_free(&rb);
+    }
+    assert_int_equal(with_choose, 300); /* rt_choose values are in the string */
+}
+
+static void replay_of_a_deadlock_deadlocks_again(void **state) {
+    /* the abba program lives in test_sched.c; a counter run is cut short by
+     * a step bound instead: replaying a livelock reproduces it */
+    counter_prog a, b;
+    sched_options o;
+    sched_result ra, rb;
+    (void)state;
+    counter_init(&a, 4, 50);
+    counter_init(&b, 4, 50);
+    sched_options_default(&o);
+    o.seed = 5;
+    o.max_steps = 100;
+    sched_run(&o, counter_main, &a, &ra);
+    assert_int_equal(ra.status, SCHED_LIVELOCK);
+    o.seed = 6;
+    o.schedule = ra.schedule;
+    sched_run(&o, counter_main, &b, &rb);
+    assert_int_equal(rb.status, SCHED_LIVELOCK);
+    assert_int_equal(ra.interleaving_hash, rb.interleaving_hash);
+    assert_int_equal(a.order, b.order);
+    sched_result_free(&ra);
+    sched_result_free(&rb);
+}
+
+static void yielder(void *p) {
+    int i;
+    (void)p;
+    for (i = 0; i < 30; i++) rt_yield();
+}
+
+static void yielders_main(void *p) {
+    rt_thread *a = rt_spawn("a", yielder, p, false);
+    rt_thread *b = rt_spawn("b", yielder, p, false);
+    rt_join(a);
+    rt_join(b);
+}
+
+static void schedule_string_is_run_length_coded(void **state) {
+    sched_options o;
+    sched_result r;
+    unsigned long long sum = 0;
+    const char *p;
+    (void)state;
+    sched_options_default(&o);
+    o.seed = 3;
+    sched_run(&o, yielders_main, NULL, &r);
+    assert_int_equal(r.status, SCHED_OK);
+    assert_int_equal(strncmp(r.schedule, "T1:", 3), 0);
+    assert_non_null(strchr(r.schedule, '*')); /* some thread kept running */
+    /* the run lengths add up to the choice points */
+    for (p = r.schedule + 3; *p;) {
+        unsigned long long id = strtoull(p, (char **)&p, 32), run = 1;
+        assert_true(id >= 1 && id <= 3);
+        if (*p == '*') run = strtoull(p + 1, (char **)&p, 32);
+        sum += run;
+        if (*p == '.') p++;
+    }
+    assert_int_equal(sum, r.choice_points);
+    assert_true(strlen(r.schedule) < r.choice_points * 2);
+    sched_result_free(&r);
+}
+
+static void replay_on_another_program_diverges(void **state) {
+    counter_prog a, b;
+    sched_result ra, rb;
+    (void)state;
+    counter_init(&a, 3, 8);
+    counter_init(&b, 2, 8); /* thread 4 never exists here */
+    ra = run_counter(11, NULL, &a);
+    rb = run_counter(11, ra.schedule, &b);
+    assert_int_equal(rb.status, SCHED_REPLAY_DIVERGED);
+    assert_non_null(strstr(rb.reason, "replay diverged"));
+    sched_result_free(&ra);
+    sched_result_free(&rb);
+}
+
+static void replay_of_a_non_runnable_thread_diverges(void **state) {
+    counter_prog c;
+    sched_result r;
+    (void)state;
+    counter_init(&c, 2, 3);
+    r = run_counter(0, "T1:9", &c);
+    assert_int_equal(r.status, SCHED_REPLAY_DIVERGED);
+    assert_non_null(strstr(r.reason, "recorded thread 9 is not runnable"));
+    sched_result_free(&r);
+}
+
+static void replay_with_unused_items_diverges(void **state) {
+    counter_prog a, b;
+    sched_result ra, rb;
+    char *longer;
+    (void)state;
+    counter_init(&a, 2, 3);
+    counter_init(&b, 2, 3);
+    ra = run_counter(4, NULL, &a);
+    longer = malloc(strlen(ra.schedule) + 8);
+    sprintf(longer, "%s%s=0", ra.schedule, ra.schedule[3] ? "." : "");
+    rb = run_counter(4, longer, &b);
+    assert_int_equal(rb.status, SCHED_REPLAY_DIVERGED);
+    assert_non_null(strstr(rb.reason, "unused"));
+    free(longer);
+    sched_result_free(&ra);
+    sched_result_free(&rb);
+}
+
+static void bad_schedule_strings_are_rejected_with_a_column(void **state) {
+    static const struct {
+        const char *text;
+        const char *where;
+    } bad[] = {
+        {"", "schedule:1:1:"},         {"X1:2", "schedule:1:1:"},
+        {"T1:2..3", "schedule:1:6:"},  {"T1:2.x", "schedule:1:6:"},
+        {"T1:0", "schedule:1:4:"},     {"T1:2*", "schedule:1:6:"},
+        {"T1:2*0", "schedule:1:6:"},   {"T1:=", "schedule:1:5:"},
+        {"T1:vvvvvvvv", "schedule:1:"}, {"T1:2.", "schedule:1:6:"},
+    };
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        counter_prog c;
+        sched_options o;
+        sched_result r;
+        counter_init(&c, 2, 3);
+        sched_options_default(&o);
+        o.schedule = bad[i].text;
+        assert_int_equal(sched_run(&o, counter_main, &c, &r), -1);
+        if (strncmp(r.reason, bad[i].where, strlen(bad[i].where)) != 0)
+            fail_msg("\"%s\": got \"%s\", want prefix \"%s\"", bad[i].text, r.reason, bad[i].where);
+        assert_int_equal(c.counter, 0); /* nothing ran */
+        assert_ptr_equal(rt_installed(), &rt_native_ops);
+        sched_result_free(&r);
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(replay_reproduces_the_run_whatever_the_seed),
+        cmocka_unit_test(replay_of_a_deadlock_deadlocks_again),
+        cmocka_unit_test(schedule_string_is_run_length_coded),
+        cmocka_unit_test(replay_on_another_program_diverges),
+        cmocka_unit_test(replay_of_a_non_runnable_thread_diverges),
+        cmocka_unit_test(replay_with_unused_items_diverges),
+        cmocka_unit_test(bad_schedule_strings_are_rejected_with_a_column),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    sched_release_cache();
+    return failed;
+}
