@@ -53,11 +53,25 @@ bool tph_entry_is_retirable(tph_pool_entry *e) {
            !tph_entry_repair_in_flight(e);
 }
 
+void tph_entry_stamp_cancelled(tph_pool_entry *e, uint64_t at) {
+    /* fetch-max, not a store: any thread may cancel, and one that read the
+     * clock, was preempted past a repair and a newer cancellation, and then
+     * stored, would put the pool back to "healed" with a cancellation
+     * unanswered. */
+    tph_os_fetch_max64(&e->last_cancelled, at);
+}
+
+void tph_entry_stamp_started(tph_pool_entry *e, uint64_t at) {
+    /* fetch-max too: after a retry two repairs can run at once and publish
+     * out of order, and the stamps are only meaningful compared together. */
+    tph_os_fetch_max64(&e->last_started, at);
+}
+
 uint32_t tph_entry_note_overdue(tph_pool_entry *e) {
     return tph_os_fetch_add32(&e->overdue_episodes, 1) + 1;
 }
 
-static void stamp_submitted(tph_pool_entry *e, uint64_t at) {
+void tph_entry_stamp_submitted(tph_pool_entry *e, uint64_t at) {
     /* fetch-max because the inline fallback lets any cancelling thread
      * submit: a stale stamp landing last would make the repair look overdue
      * early, and under fail-fast enough early retries end the process.  The
@@ -67,7 +81,7 @@ static void stamp_submitted(tph_pool_entry *e, uint64_t at) {
     tph_os_fetch_add32(&e->outstanding, 1);
 }
 
-static void note_repair_started(tph_pool_entry *e) {
+void tph_entry_note_repair_started(tph_pool_entry *e) {
     /* Saturating: a wrap would turn "nothing queued" into four billion queued
      * and pin the entry forever, worse than the double decrement it hides. */
     uint32_t seen = tph_os_load32(&e->outstanding);
@@ -81,7 +95,7 @@ void tph_entry_submit_repair(tph_pool_entry *e) {
      * the instant it has the work, and a callback that lowered the count
      * before we raised it would leave the count saying "nothing queued" with
      * one queued -- and the saturating decrement could not even undo it. */
-    stamp_submitted(e, tph_heal_now());
+    tph_entry_stamp_submitted(e, tph_heal_now());
     TPH_TRACE("api", "SubmitThreadpoolWork", e->key, 0);
     tph_os_work_submit(e->repair);
 }
@@ -101,8 +115,8 @@ static void TPH_OS_CALLBACK repair_callback(tph_os_instance *instance, void *ctx
      * Stamp and count first: together they make the entry retirable, so from
      * here a retirement can overlap this still-running callback -- which is
      * exactly the window the teardown's drain covers. */
-    tph_os_fetch_max64(&e->last_started, tph_heal_now());
-    note_repair_started(e);
+    tph_entry_stamp_started(e, tph_heal_now());
+    tph_entry_note_repair_started(e);
     TPH_TRACE("heal", "repair-started", e->key, 0);
     /* The write a teardown without a drain would make into freed memory. */
     tph_os_fetch_add64(&e->runs, 1);
@@ -264,7 +278,7 @@ static bool mark_and_arrange_repair(tph_pool_entry *e) {
     if (at == 0) at = 1;
     /* Stamp before starting the healer, so its first tick cannot run before
      * the entry it was started for says it is owed. */
-    tph_os_fetch_max64(&e->last_cancelled, at);
+    tph_entry_stamp_cancelled(e, at);
     TPH_TRACE("heal", "cancelled", e->key, at);
     /* No registry lock here: starting the healer registers its own pool. */
     if (tph_healer_ensure_running()) return true;

@@ -59,6 +59,13 @@ bool tph_entry_unhealed(tph_pool_entry *);
 bool tph_entry_repair_in_flight(tph_pool_entry *);
 /* The one retirement rule, shared by both retirement sites. */
 bool tph_entry_is_retirable(tph_pool_entry *);
+/* The stamp and count primitives (fetch-max publication, saturating count),
+ * each defined once and used by every path that stamps. */
+void tph_entry_stamp_cancelled(tph_pool_entry *, uint64_t at);
+void tph_entry_stamp_started(tph_pool_entry *, uint64_t at);
+/* Raises `outstanding` too: the two must agree that a submission happened. */
+void tph_entry_stamp_submitted(tph_pool_entry *, uint64_t at);
+void tph_entry_note_repair_started(tph_pool_entry *);
 /* Count one overdue episode; returns how many since the last run. */
 uint32_t tph_entry_note_overdue(tph_pool_entry *);
 /* Hand the entry's pre-created repair to its pool (tick and inline path). */

@@ -1,0 +1,283 @@
+/* The trace ring: order after wrap, the dropped notice, the filter, the hook,
+ * the disarmed gate, and arming before main from TPHEAL_TRACE. */
+/* popen, for the before-main arming check. */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "tph_test.h"
+#include "trace_point.h"
+
+static const char *self_path;
+
+/* Every body runs inside a simulated process (the trace reads the seam's
+ * clock, thread id and mutex); tph_test installs its own hook, which these
+ * tests remove so they observe the trace alone. */
+static void quiet(void) { tph_trace_set_hook(NULL, NULL); }
+
+static void body_order_after_wrap(void *ctx) {
+    tph_trace_record recs[16];
+    uint64_t dropped = 99;
+    size_t n, i;
+    (void)ctx;
+    quiet();
+    tph_trace_set_capacity(8);
+    tph_trace_arm("*");
+    tph_trace_clear();
+    for (i = 0; i < 20; i++) TPH_TRACE("t", "e", i, 0);
+    n = tph_trace_snapshot(recs, 16, &dropped);
+    TPH_CHECK_EQ(n, 8);
+    TPH_CHECK_EQ(dropped, 12);
+    /* Oldest first, contiguous: a ring read from index 0 after a wrap would
+     * start at 16, not 12. */
+    for (i = 0; i < n; i++) {
+        TPH_CHECK_EQ(recs[i].a, 12 + i);
+        TPH_CHECK_EQ(recs[i].seq, 12 + i);
+    }
+    /* Not wrapped yet: all kept, none dropped. */
+    tph_trace_clear();
+    for (i = 0; i < 5; i++) TPH_TRACE("t", "e", i, 0);
+    n = tph_trace_snapshot(recs, 16, &dropped);
+    TPH_CHECK_EQ(n, 5);
+    TPH_CHECK_EQ(dropped, 0);
+    TPH_CHECK_EQ(recs[0].a, 0);
+    TPH_CHECK_EQ(recs[4].a, 4);
+}
+
+static void test_order_after_wrap(void **state) {
+    (void)state;
+    tph_test_run_controlled(body_order_after_wrap, NULL, NULL, 1);
+}
+
+static void body_dump(void *ctx) {
+    char buf[4096];
+    FILE *f = tmpfile();
+    size_t len, i;
+    (void)ctx;
+    quiet();
+    TPH_CHECK(f != NULL);
+    tph_trace_set_capacity(4);
+    tph_trace_arm("*");
+    tph_trace_clear();
+    for (i = 0; i < 10; i++) TPH_TRACE("heal", "repair-submitted", 100 + i, 7);
+    tph_trace_dump(f);
+    rewind(f);
+    len = fread(buf, 1, sizeof buf - 1, f);
+    buf[len] = '\0';
+    fclose(f);
+    TPH_CHECK(strstr(buf, "6 earlier records dropped") != NULL);
+    /* The dropped line comes first, then the oldest kept record (a = 106). */
+    TPH_CHECK(strstr(buf, "dropped") < strstr(buf, " 106 7"));
+    TPH_CHECK(strstr(buf, " 106 7") < strstr(buf, " 109 7"));
+    TPH_CHECK(strstr(buf, " 105 7") == NULL);
+    TPH_CHECK(strstr(buf, "heal repair-submitted") != NULL);
+}
+
+static void test_dump_reports_dropped(void **state) {
+    (void)state;
+    tph_test_run_controlled(body_dump, NULL, NULL, 1);
+}
+
+static void body_filter(void *ctx) {
+    tph_trace_record recs[16];
+    size_t n;
+    (void)ctx;
+    quiet();
+    tph_trace_arm("heal");
+    tph_trace_clear();
+    TPH_TRACE("heal", "a", 1, 0);
+    TPH_TRACE("api", "b", 2, 0);
+    TPH_TRACE("obligation", "c", 3, 0);
+    n = tph_trace_snapshot(recs, 16, NULL);
+    TPH_CHECK_EQ(n, 1);
+    TPH_CHECK_EQ(recs[0].a, 1);
+    /* Comma-separated substrings. */
+    tph_trace_arm("pi,blig");
+    tph_trace_clear();
+    TPH_TRACE("heal", "a", 1, 0);
+    TPH_TRACE("api", "b", 2, 0);
+    TPH_TRACE("obligation", "c", 3, 0);
+    n = tph_trace_snapshot(recs, 16, NULL);
+    TPH_CHECK_EQ(n, 2);
+    TPH_CHECK_EQ(recs[0].a, 2);
+    TPH_CHECK_EQ(recs[1].a, 3);
+    /* Everything. */
+    tph_trace_arm("*");
+    tph_trace_clear();
+    TPH_TRACE("heal", "a", 1, 0);
+    TPH_TRACE("api", "b", 2, 0);
+    n = tph_trace_snapshot(recs, 16, NULL);
+    TPH_CHECK_EQ(n, 2);
+}
+
+static void test_filter(void **state) {
+    (void)state;
+    tph_test_run_controlled(body_filter, NULL, NULL, 1);
+}
+
+typedef struct hook_seen {
+    uint64_t calls;
+    uint64_t stored_when_called; /* records in the ring when the hook ran */
+    uint64_t last_a;
+} hook_seen;
+
+static void counting_hook(const tph_trace_record *rec, void *ctx) {
+    hook_seen *s = (hook_seen *)ctx;
+    tph_trace_record tmp[4];
+    s->calls++;
+    s->last_a = rec->a;
+    s->stored_when_called = tph_trace_snapshot(tmp, 4, NULL);
+}
+
+static void body_hook(void *ctx) {
+    hook_seen seen;
+    (void)ctx;
+    memset(&seen, 0, sizeof seen);
+    quiet();
+    tph_trace_arm("heal");
+    tph_trace_clear();
+    tph_trace_set_hook(counting_hook, &seen);
+    TPH_TRACE("heal", "x", 41, 0);
+    TPH_CHECK_EQ(seen.calls, 1);
+    TPH_CHECK_EQ(seen.last_a, 41);
+    /* After storing: the record is already in the ring when the hook runs. */
+    TPH_CHECK_EQ(seen.stored_when_called, 1);
+    /* A record the armed filter rejects does not reach the hook. */
+    TPH_TRACE("api", "y", 42, 0);
+    TPH_CHECK_EQ(seen.calls, 1);
+    /* Unarmed, the hook still sees every record (holds must not depend on
+     * arming), and nothing is stored. */
+    tph_trace_arm(NULL);
+    tph_trace_clear();
+    TPH_TRACE("api", "y", 43, 0);
+    TPH_CHECK_EQ(seen.calls, 2);
+    TPH_CHECK_EQ(seen.last_a, 43);
+    TPH_CHECK_EQ(seen.stored_when_called, 0);
+    tph_trace_set_hook(NULL, NULL);
+    TPH_TRACE("heal", "x", 44, 0);
+    TPH_CHECK_EQ(seen.calls, 2);
+}
+
+static void test_hook_runs_after_storing(void **state) {
+    (void)state;
+    tph_test_run_controlled(body_hook, NULL, NULL, 1);
+}
+
+static void body_disarmed(void *ctx) {
+    tph_trace_record recs[4];
+    uint64_t dropped = 5;
+    (void)ctx;
+    quiet();
+    tph_trace_arm("");
+    tph_trace_clear();
+    TPH_CHECK(!tph_trace_armed());
+    /* The gate every trace point reads is closed: one load, no call. */
+    TPH_CHECK_EQ(tph_trace_on, 0);
+    TPH_TRACE("heal", "x", 1, 0);
+    TPH_CHECK_EQ(tph_trace_snapshot(recs, 4, &dropped), 0);
+    TPH_CHECK_EQ(dropped, 0);
+    tph_trace_arm("*");
+    TPH_CHECK(tph_trace_armed());
+    TPH_CHECK(tph_trace_on != 0);
+}
+
+static void test_disarmed_records_nothing(void **state) {
+    (void)state;
+    tph_test_run_controlled(body_disarmed, NULL, NULL, 1);
+}
+
+/* Threads recording at once: every record lands exactly once. */
+typedef struct many_ctx {
+    int dummy;
+} many_ctx;
+
+static void recorder(void *arg) {
+    int i;
+    (void)arg;
+    for (i = 0; i < 50; i++) TPH_TRACE("heal", "many", rt_thread_id(), (uint64_t)i);
+}
+
+static void body_many_threads(void *ctx) {
+    rt_thread *t[4];
+    tph_trace_record *recs;
+    uint64_t dropped = 1;
+    size_t n, i;
+    uint64_t seqsum = 0;
+    (void)ctx;
+    quiet();
+    tph_trace_arm("heal");
+    tph_trace_clear();
+    for (i = 0; i < 4; i++) t[i] = tph_test_spawn("recorder", recorder, NULL);
+    for (i = 0; i < 4; i++) rt_join(t[i]);
+    recs = (tph_trace_record *)calloc(256, sizeof *recs);
+    TPH_CHECK(recs != NULL);
+    n = tph_trace_snapshot(recs, 256, &dropped);
+    TPH_CHECK_EQ(n, 200);
+    TPH_CHECK_EQ(dropped, 0);
+    for (i = 0; i < n; i++) {
+        TPH_CHECK_EQ(recs[i].seq, i);
+        seqsum += recs[i].b;
+    }
+    TPH_CHECK_EQ(seqsum, 4 * (49 * 50 / 2));
+    free(recs);
+}
+
+static void test_many_threads(void **state) {
+    (void)state;
+    tph_test_run_both(body_many_threads, NULL, NULL, 3);
+}
+
+static void test_process_reset_returns_to_env_arming(void **state) {
+    (void)state;
+    /* This binary runs without TPHEAL_TRACE (ctest does not set it): after a
+     * run that armed the trace, the next process starts disarmed. */
+    if (getenv("TPHEAL_TRACE") != NULL) skip();
+    tph_test_run_controlled(body_filter, NULL, NULL, 1);
+    assert_false(tph_trace_armed());
+    assert_int_equal(tph_trace_on, 0);
+}
+
+/* Armed before main: a child started with TPHEAL_TRACE set reports armed on
+ * its very first line of main. */
+static void test_armed_before_main(void **state) {
+    char cmd[1024];
+    FILE *p;
+    char line[64] = {0};
+    (void)state;
+    if (self_path == NULL || !TPH_TEST_HAVE_FORK) skip();
+    snprintf(cmd, sizeof cmd, "TPHEAL_TRACE=heal '%s' --report-armed", self_path);
+    p = popen(cmd, "r");
+    assert_non_null(p);
+    assert_non_null(fgets(line, sizeof line, p));
+    pclose(p);
+    assert_string_equal(line, "armed=1 on=1\n");
+    snprintf(cmd, sizeof cmd, "env -u TPHEAL_TRACE '%s' --report-armed", self_path);
+    p = popen(cmd, "r");
+    assert_non_null(p);
+    assert_non_null(fgets(line, sizeof line, p));
+    pclose(p);
+    assert_string_equal(line, "armed=0 on=0\n");
+}
+
+int main(int argc, char **argv) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_order_after_wrap),
+        cmocka_unit_test(test_dump_reports_dropped),
+        cmocka_unit_test(test_filter),
+        cmocka_unit_test(test_hook_runs_after_storing),
+        cmocka_unit_test(test_disarmed_records_nothing),
+        cmocka_unit_test(test_many_threads),
+        cmocka_unit_test(test_process_reset_returns_to_env_arming),
+        cmocka_unit_test(test_armed_before_main),
+    };
+    if (argc > 1 && strcmp(argv[1], "--report-armed") == 0) {
+        /* Nothing may arm the trace before this line except the
+         * before-main initialiser. */
+        printf("armed=%d on=%d\n", tph_trace_armed() ? 1 : 0, tph_trace_on ? 1 : 0);
+        return 0;
+    }
+    self_path = argv[0];
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
