@@ -1,0 +1,93 @@
+/* Environments, pool keys and error names: argument checks and the values
+ * objects are created with. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "objects_test.h"
+#include "registration.h"
+
+static void env_init_gives_the_default_pool(void **state) {
+    tph_env env;
+    (void)state;
+    memset(&env, 0xAB, sizeof env);
+    tph_env_init(&env);
+    assert_null(env.pool);
+    assert_null(env.group);
+    assert_int_equal(env.priority, TPH_PRIORITY_NORMAL);
+    assert_false(env.runs_long);
+    tph_env_init(NULL); /* no crash */
+}
+
+static void env_setters_reject_null_env(void **state) {
+    (void)state;
+    assert_int_equal(tph_env_set_pool(NULL, NULL), TPH_EINVAL);
+    assert_int_equal(tph_env_set_priority(NULL, TPH_PRIORITY_LOW), TPH_EINVAL);
+    assert_int_equal(tph_env_set_runs_long(NULL, true), TPH_EINVAL);
+    assert_int_equal(tph_env_set_group(NULL, NULL), TPH_EINVAL);
+}
+
+static void env_priority_out_of_range_is_rejected(void **state) {
+    tph_env env;
+    (void)state;
+    tph_env_init(&env);
+    assert_int_equal(tph_env_set_priority(&env, (tph_priority)3), TPH_EINVAL);
+    assert_int_equal(tph_env_set_priority(&env, (tph_priority)-1), TPH_EINVAL);
+    assert_int_equal(env.priority, TPH_PRIORITY_NORMAL);
+    assert_int_equal(tph_env_set_priority(&env, TPH_PRIORITY_HIGH), TPH_OK);
+    assert_int_equal(env.priority, TPH_PRIORITY_HIGH);
+    assert_int_equal(tph_env_set_runs_long(&env, true), TPH_OK);
+    assert_true(env.runs_long);
+}
+
+static void key_of_null_env_or_pool_is_zero(void **state) {
+    tph_env env;
+    (void)state;
+    assert_true(tph_key_of_env(NULL) == 0);
+    tph_env_init(&env);
+    assert_true(tph_key_of_env(&env) == 0);
+    assert_true(tph_pool_key(NULL) == 0);
+}
+
+static void key_body(void *ctx) {
+    tph_pool *p;
+    tph_env env;
+    (void)ctx;
+    TPH_CHECK_EQ(tph_pool_create(&p), TPH_OK);
+    tph_env_init(&env);
+    TPH_CHECK_EQ(tph_env_set_pool(&env, p), TPH_OK);
+    /* The key is the raw native pool handle, the value the sim knows it by. */
+    TPH_CHECK(tph_pool_key(p) != 0);
+    TPH_CHECK_EQ(sim_object_kind_of((const void *)tph_pool_key(p)), SIM_OBJ_POOL);
+    TPH_CHECK_EQ(tph_key_of_env(&env), tph_pool_key(p));
+    TPH_CHECK_EQ(tph_env_set_pool(&env, NULL), TPH_OK);
+    TPH_CHECK_EQ(tph_key_of_env(&env), 0);
+    TPH_CHECK_EQ(tph_pool_close(p), TPH_OK);
+}
+
+static void key_of_a_private_pool_is_its_handle(void **state) {
+    (void)state;
+    tph_test_run_controlled(key_body, NULL, NULL, 1);
+}
+
+static void error_names(void **state) {
+    (void)state;
+    assert_string_equal(tph_err_name(TPH_OK), "TPH_OK");
+    assert_string_equal(tph_err_name(TPH_EINVAL), "TPH_EINVAL");
+    assert_string_equal(tph_err_name(TPH_ENOMEM), "TPH_ENOMEM");
+    assert_string_equal(tph_err_name(TPH_EBUSY), "TPH_EBUSY");
+    assert_string_equal(tph_err_name((tph_err)99), "TPH_E?");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(env_init_gives_the_default_pool),
+        cmocka_unit_test(env_setters_reject_null_env),
+        cmocka_unit_test(env_priority_out_of_range_is_rejected),
+        cmocka_unit_test(key_of_null_env_or_pool_is_zero),
+        cmocka_unit_test(key_of_a_private_pool_is_its_handle),
+        cmocka_unit_test(error_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

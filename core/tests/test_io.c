@@ -1,0 +1,156 @@
+/* I/O objects: every start ends in one callback or one cancel, the
+ * outstanding count, run-down, argument checks and failure paths. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "objects_test.h"
+
+typedef struct io_ctx {
+    ot_counter c;
+    volatile uint64_t bytes;
+    volatile uint64_t outstanding_in_cb; /* what the callback saw */
+} io_ctx;
+
+static void io_fn(tph_io *io, void *ctx, void *ov, uint32_t result, uintptr_t bytes) {
+    io_ctx *x = (io_ctx *)ctx;
+    (void)ov;
+    (void)result;
+    tph_os_fetch_add64(&x->bytes, bytes);
+    tph_os_store64(&x->outstanding_in_cb, tph_io_outstanding(io));
+    ot_count(&x->c);
+}
+
+static void io_null_arguments(void **state) {
+    tph_io *io = (tph_io *)0x1;
+    (void)state;
+    assert_int_equal(tph_io_create(NULL, (void *)0x1, io_fn, NULL, NULL), TPH_EINVAL);
+    assert_int_equal(tph_io_create(&io, NULL, io_fn, NULL, NULL), TPH_EINVAL);
+    assert_null(io);
+    assert_int_equal(tph_io_create(&io, (void *)0x1, NULL, NULL, NULL), TPH_EINVAL);
+    assert_int_equal(tph_io_start(NULL), TPH_EINVAL);
+    assert_int_equal(tph_io_cancel(NULL), TPH_EINVAL);
+    assert_int_equal(tph_io_outstanding(NULL), 0);
+    assert_int_equal(tph_io_run_down(NULL), TPH_EINVAL);
+    assert_int_equal(tph_io_close(NULL), TPH_EINVAL);
+}
+
+static void accounting_body(void *ctx) {
+    io_ctx x;
+    tph_io *io;
+    void *file = sim_file_create();
+    int ov[4];
+    (void)ctx;
+    memset(&x, 0, sizeof x);
+    TPH_CHECK_EQ(tph_io_create(&io, file, io_fn, &x, NULL), TPH_OK);
+    TPH_CHECK_EQ(tph_io_outstanding(io), 0);
+    /* A cancel with nothing started would unbalance the native count. */
+    TPH_CHECK_EQ(tph_io_cancel(io), TPH_EINVAL);
+
+    TPH_CHECK_EQ(tph_io_start(io), TPH_OK);
+    TPH_CHECK_EQ(tph_io_start(io), TPH_OK);
+    TPH_CHECK_EQ(tph_io_start(io), TPH_OK);
+    TPH_CHECK_EQ(tph_io_outstanding(io), 3);
+    /* One "fails synchronously": the caller cancels its start. */
+    TPH_CHECK_EQ(tph_io_cancel(io), TPH_OK);
+    TPH_CHECK_EQ(tph_io_outstanding(io), 2);
+    TPH_CHECK(sim_io_complete(file, &ov[0], 0, 10));
+    TPH_CHECK(ot_wait_count(&x.c, 1, TPH_TEST_SECOND));
+    /* Counted down before the user function ran. */
+    TPH_CHECK_EQ(x.outstanding_in_cb, 1);
+    TPH_CHECK(sim_io_complete(file, &ov[1], 0, 32));
+    TPH_CHECK_EQ(tph_io_run_down(io), TPH_OK);
+    TPH_CHECK_EQ(ot_get(&x.c), 2);
+    TPH_CHECK_EQ(x.bytes, 42);
+    TPH_CHECK_EQ(tph_io_outstanding(io), 0);
+    TPH_CHECK_EQ(tph_io_close(io), TPH_OK);
+}
+
+static void every_start_ends_in_a_callback_or_a_cancel(void **state) {
+    (void)state;
+    tph_test_run_both(accounting_body, NULL, NULL, 4);
+}
+
+static void rundown_body(void *ctx) {
+    ot_blocked_pool b;
+    io_ctx x;
+    tph_io *io;
+    void *file = sim_file_create();
+    int ov;
+    (void)ctx;
+    memset(&x, 0, sizeof x);
+    ot_blocked_pool_begin(&b);
+    TPH_CHECK_EQ(tph_io_create(&io, file, io_fn, &x, &b.env), TPH_OK);
+    TPH_CHECK_EQ(tph_io_start(io), TPH_OK);
+    TPH_CHECK(sim_io_complete(file, &ov, 0, 7));
+    tph_test_sleep(50 * TPH_TEST_MS);
+    TPH_CHECK_EQ(ot_get(&x.c), 0); /* queued behind the parked thread */
+    ot_gate_open(&b.gate);
+    /* The run-down waits for the queued completion: none is dropped. */
+    TPH_CHECK_EQ(tph_io_run_down(io), TPH_OK);
+    TPH_CHECK_EQ(ot_get(&x.c), 1);
+    TPH_CHECK_EQ(tph_io_outstanding(io), 0);
+    ot_blocked_pool_end(&b);
+    TPH_CHECK_EQ(tph_io_close(io), TPH_OK);
+}
+
+static void run_down_waits_for_queued_completions(void **state) {
+    (void)state;
+    tph_test_run_controlled(rundown_body, NULL, NULL, 1);
+    tph_test_run_controlled(rundown_body, NULL, NULL, 2);
+}
+
+static void busy_close_body(void *ctx) {
+    io_ctx x;
+    tph_io *io;
+    void *file = sim_file_create();
+    (void)ctx;
+    memset(&x, 0, sizeof x);
+    TPH_CHECK_EQ(tph_io_create(&io, file, io_fn, &x, NULL), TPH_OK);
+    TPH_CHECK_EQ(tph_io_start(io), TPH_OK);
+    /* A start never ended: the object must not be freed under it. */
+    TPH_CHECK_EQ(tph_io_close(io), TPH_EBUSY);
+    TPH_CHECK_EQ(tph_io_outstanding(io), 1);
+    TPH_CHECK_EQ(tph_io_cancel(io), TPH_OK);
+    TPH_CHECK_EQ(tph_io_close(io), TPH_OK);
+}
+
+static void close_refuses_a_start_never_ended(void **state) {
+    (void)state;
+    tph_test_run_controlled(busy_close_body, NULL, NULL, 1);
+}
+
+static tph_err io_attempt(void *ctx) {
+    tph_io *io = (tph_io *)0x1;
+    tph_err rc = tph_io_create(&io, ctx, io_fn, NULL, NULL);
+    if (rc != TPH_OK) {
+        TPH_CHECK(io == NULL);
+        return rc;
+    }
+    TPH_CHECK_EQ(tph_io_close(io), TPH_OK);
+    return rc;
+}
+
+static void io_fault_body(void *ctx) {
+    void *file = sim_file_create();
+    (void)ctx;
+    TPH_CHECK(ot_fault_loop(SIM_FAULT_ALLOC, io_attempt, file) >= 1);
+    TPH_CHECK(ot_fault_loop(SIM_FAULT_IO_CREATE, io_attempt, file) >= 1);
+}
+
+static void io_create_failures_unwind(void **state) {
+    (void)state;
+    tph_test_run_controlled(io_fault_body, NULL, NULL, 1);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(io_null_arguments),
+        cmocka_unit_test(every_start_ends_in_a_callback_or_a_cancel),
+        cmocka_unit_test(run_down_waits_for_queued_completions),
+        cmocka_unit_test(close_refuses_a_start_never_ended),
+        cmocka_unit_test(io_create_failures_unwind),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
