@@ -116,7 +116,7 @@ typedef struct sched {
 extern sched *sched_current;
 
 /* sched_core.c */
-void sched_tick(sched *);                       /* one scheduling point's clock + bounds */
+void sched_tick_slow(sched *); /* a bound is crossed or a deadline is due */
 void sched_reschedule(sched *);                 /* pick and switch; current may be blocked */
 void sched_make_runnable(sched *, rt_thread *);
 void sched_make_blocked(sched *, rt_thread *, sched_tstate);
@@ -141,7 +141,7 @@ void sched_q_push_back(rt_thread **head, rt_thread **tail, rt_thread *);
 extern const rt_ops sched_controlled_ops;
 
 /* sched_schedule.c */
-void sched_record_pick(sched *, uint32_t id);
+void sched_record_pick_slow(sched *, uint32_t id);
 void sched_record_choose(sched *, uint32_t value);
 char *sched_record_finish(sched *);
 int sched_schedule_parse(const char *text, sched_item **items, size_t *n, char *err, size_t errlen);
@@ -150,6 +150,22 @@ uint32_t sched_replay_choose(sched *, uint32_t n);
 
 /* sched.c */
 char *sched_blocked_report(sched *);
+
+/* One scheduling point's clock and bounds; inline because it runs at every
+ * point and the common case is two increments and a compare. */
+static inline void sched_tick(sched *s) {
+    s->steps++;
+    s->now += SCHED_STEP_TIME;
+    if (s->steps > s->opt.max_steps || s->now >= s->next_deadline ||
+        s->now > s->opt.max_virtual_time)
+        sched_tick_slow(s);
+}
+
+/* Run-length coding: the common case extends the current run. */
+static inline void sched_record_pick(sched *s, uint32_t id) {
+    if (s->last_run && s->last_pick == id) s->last_run++;
+    else sched_record_pick_slow(s, id);
+}
 
 static inline uint64_t sched_mix(uint64_t h, uint64_t x) {
     h ^= x;

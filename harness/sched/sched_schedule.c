@@ -62,11 +62,7 @@ static void flush_pick(sched *s) {
     s->last_run = 0;
 }
 
-void sched_record_pick(sched *s, uint32_t id) {
-    if (s->last_run && s->last_pick == id) {
-        s->last_run++;
-        return;
-    }
+void sched_record_pick_slow(sched *s, uint32_t id) {
     flush_pick(s);
     s->last_pick = id;
     s->last_run = 1;
