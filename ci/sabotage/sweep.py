@@ -1,0 +1,728 @@
+#!/usr/bin/env python3
+"""The sabotage sweep: apply each entry of sabotage.json to a copy of the tree,
+rebuild what it touches, run the catchers it names, and compare what happened
+with what the entry declared.  docs/sabotage.md is the user's guide.
+
+Exit 0: every entry behaved as declared.  1: some did not (each such patch is
+printed).  2: bad manifest or invocation, or a red baseline.
+
+Python 3.11 standard library only.
+"""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import difflib
+import json
+import os
+import pathlib
+import queue
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import manifest as mf  # noqa: E402
+import report as rp  # noqa: E402
+
+HANG_FLOOR = 15.0
+HANG_FACTOR = 3.0
+OUTPUT_KEEP = 200_000  # characters of a catcher's output kept in a transcript
+
+# Defaults for the top-level configuration keys (all optional in the manifest).
+DEFAULTS = {
+    "cmakeArgs": ["-DCMAKE_BUILD_TYPE=Debug", "-DTPHEAL_SANITIZE="],
+    "harnessTarget": "tpheal-harness",
+    "scenarioDir": "scenarios",
+    # {harness} {scenario} (absolute path) {seeds} {strategy} {args...}
+    "scenarioCommand": ["{harness}", "run", "--json", "--seeds", "{seeds}",
+                        "--strategy", "{strategy}", "{scenario}"],
+    "defaultSeeds": 200,
+    "defaultStrategy": "pct",
+    "fallbackSeeds": 50,
+    "baselineTimeoutSeconds": 120,
+}
+CONFIG_TYPES = {"cmakeArgs": list, "harnessTarget": str, "scenarioDir": str,
+                "scenarioCommand": list, "defaultSeeds": int, "defaultStrategy": str,
+                "fallbackSeeds": int, "baselineTimeoutSeconds": int}
+
+
+class Bad(Exception):
+    """Bad input: exit 2 with these lines."""
+
+    def __init__(self, *lines):
+        super().__init__("\n".join(lines))
+        self.lines = lines
+
+
+def now():
+    return time.monotonic()
+
+
+# ---------------------------------------------------------------- processes
+_live = set()
+_live_lock = threading.Lock()
+
+
+def run_bounded(cmd, timeout, cwd=None, env=None):
+    """(returncode or None on timeout, output, seconds).  Runs in its own
+    session; on expiry the whole process group is killed, so a catcher's
+    children cannot outlive it."""
+    t0 = now()
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            start_new_session=True)
+    with _live_lock:
+        _live.add(proc.pid)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+        rc = proc.returncode
+    except subprocess.TimeoutExpired:
+        _killpg(proc.pid)
+        out, _ = proc.communicate()
+        rc = None
+    finally:
+        # Reap anything the process left in its group even when it exited.
+        _killpg(proc.pid, quiet=True)
+        with _live_lock:
+            _live.discard(proc.pid)
+    return rc, out.decode("utf-8", "replace"), now() - t0
+
+
+def _killpg(pgid, quiet=False):
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def kill_all():
+    with _live_lock:
+        for pid in list(_live):
+            _killpg(pid)
+
+
+# ---------------------------------------------------------------- results
+@dataclass
+class Run:
+    """One catcher run."""
+    label: str
+    cmd: list
+    failed: bool
+    kind: str | None
+    seconds: float
+    output: str
+    rc: int | None
+    schedules: int | None = None
+    seed: str | None = None
+    note: str = ""
+
+
+@dataclass
+class Result:
+    entry: mf.Entry
+    outcome: str
+    ok: bool
+    summary: str
+    seconds: float = 0.0
+    catcher: str | None = None
+    kind: str | None = None
+    schedules: int | None = None
+    seed: str | None = None
+    ran: list = field(default_factory=list)
+    transcript: str = ""
+    diff: str = ""
+
+    def as_dict(self):
+        e = self.entry
+        return {"name": e.name, "file": e.file, "find": e.find, "replace": e.replace,
+                "expect": e.expect, "why": e.why, "failure": e.failure,
+                "declared": [c.label for c in e.caught_by], "outcome": self.outcome,
+                "ok": self.ok, "summary": self.summary, "seconds": round(self.seconds, 2),
+                "catcher": self.catcher, "kind": self.kind, "schedules": self.schedules,
+                "seed": self.seed, "ran": self.ran}
+
+
+# ---------------------------------------------------------------- failure kinds
+ASAN_RE = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer|MemorySanitizer)|runtime error: ")
+CMOCKA_EXC_RE = re.compile(r"Test failed with exception: (.*)")
+
+
+def unit_kind(rc, output):
+    """A cmocka executable's failure kind: its exit code counts failed tests,
+    so a plain failure is an assertion; a sanitizer report is a memory error;
+    death by a signal (directly or as cmocka reports it) is a crash."""
+    if rc is None:
+        return "timeout"
+    if ASAN_RE.search(output):
+        return "memory-error"
+    if rc < 0 or rc > 128 or CMOCKA_EXC_RE.search(output):
+        return "crash"
+    return "assertion"
+
+
+def parse_harness(rc, output):
+    """(failed, kind, schedules, seed, note) from `tpheal-harness --json`.
+
+    The harness prints one JSON object (the last line that parses as one is
+    used).  Fields read: "ok"/"passed" (bool) or "result" ("pass"/"fail"),
+    "failure" or "kind" (the failure class), "first_failure" or "failures"[0]
+    with "seed" and "index"/"schedule" (0-based seed index), "schedules"
+    (how many ran), and "vacuous"/"exercised" for a run that tested nothing.
+    """
+    if rc is None:
+        return True, "timeout", None, None, "hang bound reached"
+    doc = None
+    for line in reversed(output.splitlines()):
+        line = line.strip()
+        if line.startswith("{") and line.endswith("}"):
+            try:
+                doc = json.loads(line)
+                break
+            except json.JSONDecodeError:
+                continue
+    if doc is None:
+        try:
+            doc = json.loads(output[output.index("{"):output.rindex("}") + 1])
+        except (ValueError, json.JSONDecodeError):
+            doc = None
+    if doc is None:
+        if rc == 0:
+            return True, "vacuous", None, None, "exit 0 without a --json report"
+        kind = "memory-error" if ASAN_RE.search(output) else ("crash" if rc < 0 or rc > 128 else "assertion")
+        return True, kind, None, None, f"exit {rc} without a --json report"
+    if isinstance(doc.get("ok"), bool):
+        passed = doc["ok"]
+    elif isinstance(doc.get("passed"), bool):
+        passed = doc["passed"]
+    else:
+        passed = str(doc.get("result", doc.get("status", ""))).lower() in ("pass", "passed", "ok")
+    first = doc.get("first_failure") or doc.get("firstFailure")
+    if not first and isinstance(doc.get("failures"), list) and doc["failures"]:
+        first = doc["failures"][0]
+    first = first if isinstance(first, dict) else {}
+    kind = first.get("kind") or first.get("failure") or doc.get("failure") or doc.get("kind")
+    idx = first.get("index", first.get("schedule", first.get("seed_index")))
+    seed = first.get("seed")
+    schedules = idx + 1 if isinstance(idx, int) else None
+    vac = doc.get("vacuous") is True or doc.get("exercised") is False
+    if passed and rc == 0 and vac:
+        return True, "vacuous", doc.get("schedules"), None, str(doc.get("vacuous_reason", "not exercised"))
+    if passed and rc == 0:
+        return False, None, doc.get("schedules"), None, ""
+    if passed != (rc == 0):
+        note = f"exit {rc} disagrees with the report's verdict"
+    else:
+        note = ""
+    if rc is not None and (rc < 0 or rc > 128) and not kind:
+        kind = "crash"
+    if ASAN_RE.search(output):
+        kind = "memory-error"
+    return True, (str(kind) if kind else "assertion"), schedules, \
+        (str(seed) if seed is not None else None), note
+
+
+# ---------------------------------------------------------------- worker
+class Worker:
+    """A copy of the tracked files and its own build directory."""
+
+    def __init__(self, idx, checkout, workroot, files, cfg, jobs):
+        self.idx = idx
+        self.checkout = checkout
+        self.dir = workroot / f"w{idx}"
+        self.src = self.dir / "src"
+        self.build = self.dir / "build"
+        self.files = files
+        self.cfg = cfg
+        self.jobs = jobs
+        self.units = {}       # executable -> command
+        self.harness = None
+        self.built_all = False
+
+    def sync(self):
+        """Make src an exact copy of the checkout's tracked files, writing only
+        what differs so the build stays incremental."""
+        self.src.mkdir(parents=True, exist_ok=True)
+        listing = self.dir / "tracked.txt"
+        old = set(listing.read_text().splitlines()) if listing.exists() else set()
+        for rel in self.files:
+            s, d = self.checkout / rel, self.src / rel
+            if not s.is_file():
+                continue
+            data = s.read_bytes()
+            if d.is_file() and d.read_bytes() == data:
+                continue
+            d.parent.mkdir(parents=True, exist_ok=True)
+            d.write_bytes(data)
+            shutil.copymode(s, d)
+        for rel in old - set(self.files):
+            (self.src / rel).unlink(missing_ok=True)
+        listing.write_text("\n".join(self.files))
+
+    def configure(self):
+        if (self.build / "CMakeCache.txt").exists():
+            return
+        gen = ["-G", "Ninja"] if shutil.which("ninja") else []
+        rc, out, _ = run_bounded(["cmake", "-S", str(self.src), "-B", str(self.build)] + gen
+                                 + list(self.cfg["cmakeArgs"]), 600)
+        if rc != 0:
+            raise Bad(f"sweep: configuring the copy failed:\n{out[-4000:]}")
+
+    def cmake_build(self, targets):
+        cmd = ["cmake", "--build", str(self.build), "-j", str(self.jobs)]
+        if targets:
+            cmd += ["--target"] + sorted(set(targets))
+        rc, out, secs = run_bounded(cmd, 900)
+        return rc == 0, out, secs
+
+    def discover(self):
+        rc, out, _ = run_bounded(["ctest", "--show-only=json-v1"], 120, cwd=self.build)
+        self.units = {}
+        if rc == 0:
+            for t in json.loads(out).get("tests", []):
+                cmd = t.get("command") or []
+                if cmd:
+                    self.units[pathlib.Path(cmd[0]).name] = cmd
+        h = self.cfg["harnessTarget"]
+        hits = [p for p in self.build.rglob(h) if p.is_file() and os.access(p, os.X_OK)]
+        self.harness = str(sorted(hits, key=lambda p: len(str(p)))[0]) if hits else None
+
+    def scenarios(self):
+        d = self.src / self.cfg["scenarioDir"]
+        return sorted(p.name for p in d.glob("*.scn")) if d.is_dir() else []
+
+    def targets_for(self, catchers):
+        t = set()
+        for c in catchers:
+            t.add(c.name if c.kind == "unit" else self.cfg["harnessTarget"])
+        return t
+
+    def command(self, c):
+        if c.kind == "unit":
+            cmd = self.units.get(c.name)
+            if not cmd:
+                raise Bad(f"sweep: no unit-test executable '{c.name}' in the build "
+                          f"(known: {', '.join(sorted(self.units)) or 'none'})")
+            return list(cmd) + list(c.args)
+        if not self.harness:
+            raise Bad(f"sweep: the harness target '{self.cfg['harnessTarget']}' was not built")
+        scn = self.src / self.cfg["scenarioDir"] / c.name
+        if not scn.is_file():
+            raise Bad(f"sweep: scenario '{c.name}' not found in {self.cfg['scenarioDir']}/")
+        out = []
+        for part in self.cfg["scenarioCommand"]:
+            if part == "{args...}":
+                out += list(c.args)
+                continue
+            out.append(part.format(harness=self.harness, scenario=str(scn),
+                                   seeds=c.seeds or self.cfg["defaultSeeds"],
+                                   strategy=c.strategy or self.cfg["defaultStrategy"]))
+        if "{args...}" not in self.cfg["scenarioCommand"]:
+            out += list(c.args)
+        return out
+
+    def run(self, c, bound):
+        cmd = self.command(c)
+        rc, out, secs = run_bounded(cmd, bound, cwd=self.src)
+        if c.kind == "unit":
+            failed = rc != 0
+            kind = unit_kind(rc, out) if failed else None
+            return Run(c.label, cmd, failed, kind, secs, out, rc)
+        failed, kind, scheds, seed, note = parse_harness(rc, out)
+        return Run(c.label, cmd, failed, kind, secs, out, rc, scheds, seed, note)
+
+
+# ---------------------------------------------------------------- sweep
+class Sweep:
+    def __init__(self, checkout, manifest, workroot, outdir, jobs=2, quiet=False,
+                 stream=sys.stdout):
+        self.checkout = pathlib.Path(checkout).resolve()
+        self.m = manifest
+        self.cfg = dict(DEFAULTS)
+        for k, typ in CONFIG_TYPES.items():
+            if k in manifest.raw:
+                if not isinstance(manifest.raw[k], typ) or isinstance(manifest.raw[k], bool):
+                    raise Bad(f"{manifest.path}: top-level '{k}' must be a {typ.__name__}")
+                self.cfg[k] = manifest.raw[k]
+        self.floor = float(manifest.raw.get("timeoutSeconds", HANG_FLOOR))
+        self.workroot = pathlib.Path(workroot).resolve()
+        self.out = pathlib.Path(outdir).resolve()
+        self.jobs = max(1, jobs)
+        self.quiet = quiet
+        self.stream = stream
+        self.baseline = {}    # catcher label -> seconds
+        self.full_set = []    # catchers run when the named ones miss
+        self.workers = []
+        self.perf = {"setup": 0.0, "initialRun": 0.0, "mutation": 0.0}
+        self.print_lock = threading.Lock()
+
+    def say(self, msg):
+        if not self.quiet:
+            with self.print_lock:
+                print(msg, file=self.stream, flush=True)
+
+    # -- setup ---------------------------------------------------------------
+    def tracked(self):
+        rc = subprocess.run(["git", "ls-files", "-z"], cwd=self.checkout, capture_output=True)
+        if rc.returncode != 0:
+            raise Bad(f"sweep: {self.checkout} is not a git checkout")
+        return [f for f in rc.stdout.decode().split("\0") if f]
+
+    def check_files(self, entries, files):
+        tracked = set(files)
+        problems = []
+        for e in entries:
+            rel = self.rel(e)
+            if rel not in tracked:
+                problems.append(f"{self.m.path}:{e.line}:1: entry '{e.name}': file '{rel}' is not "
+                                f"a tracked file")
+        if problems:
+            raise Bad(*problems)
+
+    def rel(self, e):
+        return os.path.normpath(os.path.join(self.m.root, e.file))
+
+    def setup(self, entries):
+        t0 = now()
+        files = self.tracked()
+        self.check_files(entries, files)
+        n = min(self.jobs, max(1, len(entries)))
+        per_build_jobs = max(1, (os.cpu_count() or 2) // n)
+        self.workers = [Worker(i, self.checkout, self.workroot, files, self.cfg, per_build_jobs)
+                        for i in range(n)]
+        self.say(f"sweep: {len(entries)} entries, {n} worker(s) in {self.workroot}")
+
+        def prep(w):
+            w.sync()
+            w.configure()
+            ok, out, secs = w.cmake_build([])
+            if not ok:
+                raise Bad(f"sweep: the unpatched copy does not build (worker {w.idx}):\n"
+                          f"{out[-6000:]}")
+            w.discover()
+            w.built_all = True
+            return secs
+
+        with concurrent.futures.ThreadPoolExecutor(n) as ex:
+            list(ex.map(prep, self.workers))
+        self.perf["setup"] = (now() - t0) * 1000
+
+    def run_baseline(self, entries):
+        """Every named catcher and the whole fallback set must pass unpatched;
+        their times set the hang bounds."""
+        t0 = now()
+        w0 = self.workers[0]
+        named = {}
+        for e in entries:
+            for c in e.caught_by:
+                named.setdefault(self.key(c), c)
+        full = [mf.Catcher("unit", u) for u in sorted(w0.units)]
+        full += [mf.Catcher("scenario", s, seeds=self.cfg["fallbackSeeds"]) for s in w0.scenarios()]
+        self.full_set = full
+        todo = list(named.values()) + [c for c in full if self.key(c) not in named]
+        for c in todo:
+            w0.command(c)  # raises Bad for unknown catchers before anything runs
+        self.say(f"baseline: {len(todo)} catcher runs")
+        lines, red = [], []
+        q = queue.Queue()
+        for c in todo:
+            q.put(c)
+        lock = threading.Lock()
+
+        def drain(w):
+            while True:
+                try:
+                    c = q.get_nowait()
+                except queue.Empty:
+                    return
+                r = w.run(c, max(float(self.cfg["baselineTimeoutSeconds"]), self.floor))
+                with lock:
+                    self.baseline[self.key(c)] = r.seconds
+                    lines.append(f"--- {r.label} {' '.join(r.cmd)}\nexit {r.rc}, {r.seconds:.2f} s"
+                                 f"{', FAILED: ' + str(r.kind) if r.failed else ''}\n"
+                                 + r.output[-OUTPUT_KEEP:])
+                    if r.failed:
+                        red.append(f"baseline: {r.label} fails unpatched ({r.kind}"
+                                   f"{', seed ' + r.seed if r.seed else ''}; "
+                                   f"exit {r.rc}): {' '.join(r.cmd)}\n{r.output[-3000:]}")
+
+        with concurrent.futures.ThreadPoolExecutor(len(self.workers)) as ex:
+            list(ex.map(drain, self.workers))
+        self.write_transcript("baseline", "\n".join(lines))
+        self.perf["initialRun"] = (now() - t0) * 1000
+        if red:
+            raise Bad(*red)
+        total = sum(self.baseline.values())
+        self.say(f"baseline: green, {len(todo)} runs, {total:.1f} s of catcher time")
+
+    @staticmethod
+    def key(c):
+        return c.label + repr((c.seeds, c.strategy, c.args))
+
+    def bound(self, c, e):
+        b = max(self.floor, HANG_FACTOR * self.baseline.get(self.key(c), self.floor))
+        if e.timeout:
+            b = max(b, float(e.timeout))
+        return b
+
+    # -- one entry -----------------------------------------------------------
+    def run_entry(self, w, e):
+        t0 = now()
+        log = [f"entry: {e.name}\nexpect: {e.expect}"
+               + (f" ({e.failure}) by {', '.join(c.label for c in e.caught_by)}" if e.caught_by else "")
+               + f"\nwhy: {e.why}\n", "patch:\n" + e.diff()]
+        path = w.src / self.rel(e)
+        original = path.read_text(encoding="utf-8")
+        count = original.count(e.find)
+
+        diff = [e.diff()]
+
+        def done(outcome, ok, summary, **kw):
+            r = Result(e, outcome, ok, summary, seconds=now() - t0, diff=diff[0], **kw)
+            log.append(f"\noutcome: {outcome} ({'as declared' if ok else 'NOT as declared'}): {summary}")
+            r.transcript = "\n".join(log)
+            self.write_transcript(e.name, r.transcript)
+            return r
+
+        if count != 1:
+            return done("stale", False, f"'find' matches {count} times in {self.rel(e)}")
+        patched = original.replace(e.find, e.replace, 1)
+        if patched == original:
+            return done("inert", False, "the patch leaves the file unchanged")
+        diff[0] = "".join(difflib.unified_diff(original.splitlines(True), patched.splitlines(True),
+                                               f"a/{self.rel(e)}", f"b/{self.rel(e)}"))
+        log[1] = "patch:\n" + diff[0]
+        try:
+            path.write_text(patched, encoding="utf-8")
+            w.built_all = False
+            first = e.caught_by if e.expect == "caught" else []
+            targets = w.targets_for(first) if first else []
+            ok, out, secs = w.cmake_build(targets)
+            log.append(f"build ({'targets ' + ' '.join(sorted(targets)) if targets else 'all'}): "
+                       f"{'ok' if ok else 'FAILED'} in {secs:.1f} s\n" + (out[-20000:] if not ok else ""))
+            if not targets and ok:
+                w.built_all = True
+            if not ok:
+                if e.expect == "refused-by-build":
+                    if e.build_error in out:
+                        return done("refused-by-build", True,
+                                    f"the build refused it, printing '{e.build_error}'")
+                    return done("does-not-compile", False,
+                                f"the build failed without printing '{e.build_error}'")
+                return done("does-not-compile", False, "the patched copy does not build")
+            if e.expect == "refused-by-build":
+                return done("survived", False,
+                            f"the build accepted it (expected an error containing '{e.build_error}')")
+            ran = []
+            for c in first:
+                r = w.run(c, self.bound(c, e))
+                ran.append(c.label)
+                log.append(self.run_log(r, self.bound(c, e)))
+                if r.failed:
+                    return self.judge(e, r, ran, named=True, done=done)
+            # The named catchers missed (or none were named): the whole set, so
+            # a catch by something else is seen and a control is really tested.
+            if not w.built_all:
+                ok, out, secs = w.cmake_build([])
+                log.append(f"build (all): {'ok' if ok else 'FAILED'} in {secs:.1f} s\n"
+                           + (out[-20000:] if not ok else ""))
+                if not ok:
+                    return done("does-not-compile", False,
+                                "the catchers built but the rest of the tree does not")
+                w.built_all = True
+            named = {self.key(c) for c in first}
+            for c in self.full_set:
+                if self.key(c) in named:
+                    continue
+                r = w.run(c, self.bound(c, e))
+                ran.append(c.label)
+                log.append(self.run_log(r, self.bound(c, e)))
+                if r.failed:
+                    return self.judge(e, r, ran, named=False, done=done)
+            if e.expect == "survives":
+                return done("survived", True, f"nothing failed ({len(ran)} catcher runs)", ran=ran)
+            return done("survived", False,
+                        f"survived: no catcher failed ({len(ran)} runs); the rule it breaks "
+                        f"lacks a test", ran=ran)
+        finally:
+            path.write_text(original, encoding="utf-8")
+            w.built_all = False
+
+    def run_log(self, r, bound):
+        return (f"\n--- {r.label}: {' '.join(r.cmd)}\nbound {bound:.0f} s; exit {r.rc}; "
+                f"{r.seconds:.2f} s; {'FAILED (' + str(r.kind) + ')' if r.failed else 'passed'}"
+                f"{'; schedules ' + str(r.schedules) if r.schedules else ''}"
+                f"{'; seed ' + r.seed if r.seed else ''}{'; ' + r.note if r.note else ''}\n"
+                + (r.output if len(r.output) <= OUTPUT_KEEP else
+                   "[...]\n" + r.output[-OUTPUT_KEEP:]))
+
+    def judge(self, e, r, ran, named, done):
+        kw = dict(catcher=r.label, kind=r.kind, schedules=r.schedules, seed=r.seed, ran=ran)
+        where = f"{r.label}" + (f" after {r.schedules} schedules" if r.schedules else "") \
+            + (f" (seed {r.seed})" if r.seed else "")
+        if e.expect == "survives":
+            return done("caught-by-other" if not named else "caught", False,
+                        f"a control was caught by {where} ({r.kind})", **kw)
+        if not named:
+            return done("caught-by-other", False,
+                        f"caught by {where} ({r.kind}), none of the named catchers", **kw)
+        if r.kind == e.failure:
+            return done("caught", True, f"caught by {where} ({r.kind})", **kw)
+        if r.kind == "timeout":
+            return done("timeout", False, f"{r.label} hung past its bound ({e.failure} expected)", **kw)
+        return done("wrong-kind", False, f"caught by {where} as {r.kind}, {e.failure} expected", **kw)
+
+    def write_transcript(self, name, text):
+        d = self.out / "transcripts"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"{name}.txt").write_text(text, encoding="utf-8")
+
+    # -- all entries ---------------------------------------------------------
+    def run(self, entries):
+        self.setup(entries)
+        self.run_baseline(entries)
+        t0 = now()
+        q = queue.Queue()
+        for i, e in enumerate(entries):
+            q.put((i, e))
+        results = [None] * len(entries)
+        finished = [0]
+        lock = threading.Lock()
+        width = len(str(len(entries)))
+
+        def loop(w):
+            while True:
+                try:
+                    i, e = q.get_nowait()
+                except queue.Empty:
+                    return
+                r = self.run_entry(w, e)
+                with lock:
+                    results[i] = r
+                    finished[0] += 1
+                    k = finished[0]
+                    el = now() - t0
+                    left = el / k * (len(entries) - k)
+                tail = f"({r.seconds:.1f} s, ~{left:.0f} s left)"
+                mark = "" if r.ok else "  <-- NOT AS DECLARED"
+                self.say(f"[{k:>{width}}/{len(entries)}] {e.name} ... {r.summary} {tail}{mark}")
+
+        with concurrent.futures.ThreadPoolExecutor(len(self.workers)) as ex:
+            futs = [ex.submit(loop, w) for w in self.workers]
+            for f in futs:
+                f.result()
+        self.perf["mutation"] = (now() - t0) * 1000
+        return results
+
+    def write_reports(self, results):
+        sources = {}
+        for r in results:
+            p = self.checkout / self.rel(r.entry)
+            sources[r.entry.file] = p.read_text(encoding="utf-8") if p.is_file() else ""
+        tests = {c.label for c in self.full_set}
+        for r in results:
+            tests.update(c.label for c in r.entry.caught_by)
+        rep = rp.build(self.m, [r.as_dict() for r in results], sources, self.perf, tests)
+        self.out.mkdir(parents=True, exist_ok=True)
+        (self.out / "mutation-report.json").write_text(json.dumps(rep, indent=1), encoding="utf-8")
+        (self.out / "mutation-report.html").write_text(rp.html(rep), encoding="utf-8")
+        (self.out / "results.json").write_text(
+            json.dumps([r.as_dict() for r in results], indent=1), encoding="utf-8")
+        return rep
+
+
+def parse_shard(s):
+    m = re.fullmatch(r"(\d+)/(\d+)", s or "")
+    if not m or not 1 <= int(m.group(1)) <= int(m.group(2)):
+        raise Bad(f"sweep: --shard must be i/n with 1 <= i <= n, not '{s}'")
+    return int(m.group(1)), int(m.group(2))
+
+
+def shard(entries, i, n):
+    """Contiguous blocks, sizes differing by at most one."""
+    k, r = divmod(len(entries), n)
+    start = (i - 1) * k + min(i - 1, r)
+    return entries[start:start + k + (1 if i <= r else 0)]
+
+
+def main(argv=None):
+    here = pathlib.Path(__file__).resolve()
+    default_checkout = here.parent.parent.parent
+    ap = argparse.ArgumentParser(description="Run the sabotage manifest against a copy of the tree.")
+    ap.add_argument("--manifest", default=None, help="default: CHECKOUT/sabotage.json")
+    ap.add_argument("--checkout", default=str(default_checkout))
+    ap.add_argument("--work", default=None, help="copies and build dirs (default CHECKOUT/build-sabotage)")
+    ap.add_argument("--out", default=None, help="transcripts and reports (default CHECKOUT/build/sabotage)")
+    ap.add_argument("--shard", default=None, help="i/n: run the i-th of n contiguous blocks")
+    ap.add_argument("--only", action="append", default=[], help="run only this entry (repeatable)")
+    ap.add_argument("--jobs", type=int, default=2, help="entries run in parallel (default 2)")
+    ap.add_argument("--check", action="store_true", help="validate the manifest and stop")
+    ap.add_argument("--list", action="store_true", help="list the entries and stop")
+    ap.add_argument("--quiet", action="store_true")
+    try:
+        a = ap.parse_args(argv)
+    except SystemExit as ex:
+        return 2 if ex.code else 0
+    checkout = pathlib.Path(a.checkout).resolve()
+    mpath = a.manifest or str(checkout / "sabotage.json")
+    try:
+        disp = os.path.relpath(mpath) if not os.path.isabs(a.manifest or "") else mpath
+        try:
+            m = mf.load(mpath, display=disp)
+        except mf.ManifestError as ex:
+            raise Bad(*ex.problems)
+        entries = m.entries
+        if a.only:
+            names = {e.name for e in entries}
+            unknown = [n for n in a.only if n not in names]
+            if unknown:
+                raise Bad(f"sweep: --only names no entry: {', '.join(unknown)}")
+            entries = [e for e in entries if e.name in a.only]
+        if a.shard:
+            entries = shard(entries, *parse_shard(a.shard))
+        if a.jobs < 1:
+            raise Bad("sweep: --jobs must be at least 1")
+        if a.list:
+            for e in entries:
+                print(f"{e.name}\t{e.expect}\t{e.file}")
+            return 0
+        if a.check:
+            print(f"{disp}: {len(m.entries)} entries, valid")
+            return 0
+        work = pathlib.Path(a.work) if a.work else checkout / "build-sabotage"
+        out = pathlib.Path(a.out) if a.out else checkout / "build" / "sabotage"
+        sw = Sweep(checkout, m, work, out, jobs=a.jobs, quiet=a.quiet)
+        t0 = now()
+        if not entries:
+            print("sweep: this shard has no entries")
+            return 0
+        results = sw.run(entries)
+        sw.write_reports(results)
+    except Bad as ex:
+        for line in ex.lines:
+            print(line, file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        kill_all()
+        return 2
+    bad = [r for r in results if not r.ok]
+    counts = {}
+    for r in results:
+        counts[r.outcome] = counts.get(r.outcome, 0) + 1
+    print(f"sweep: {len(results)} entries in {now() - t0:.1f} s: "
+          + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+          + f"; {len(results) - len(bad)} as declared, {len(bad)} not")
+    print(f"sweep: report {out / 'mutation-report.html'}, transcripts {out / 'transcripts'}")
+    for r in bad:
+        print(f"\n=== {r.entry.name}: {r.outcome} ({r.summary}); declared {r.entry.expect}"
+              + (f" ({r.entry.failure})" if r.entry.failure else "") + "\n" + r.diff)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

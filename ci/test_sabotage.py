@@ -1,0 +1,312 @@
+"""The sabotage sweep: its own machinery against a small fixture project
+(ci/sabotage/tests_fixture, one entry per outcome), then one case per entry of
+the real sabotage.json, so `pytest ci/test_sabotage.py -k NAME` runs one.
+
+The real entries are run together by one sweep over whichever of them pytest
+selected (two in parallel, as `make sabotage` does); each case then asserts
+its own entry behaved as declared, with the transcript in the message."""
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+SAB = REPO / "ci" / "sabotage"
+sys.path.insert(0, str(SAB))
+import manifest as mf  # noqa: E402
+import report as rp  # noqa: E402
+import sweep  # noqa: E402
+
+FIXTURE = SAB / "tests_fixture"
+PY = sys.executable
+
+
+def git(cwd, *args):
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout
+
+
+def tree_state(path):
+    """What 'the checkout was not modified' means: the status (tracked and
+    untracked) and the content of every tracked file in the working tree."""
+    status = git(path, "status", "--porcelain=v1", "--untracked-files=all")
+    h = subprocess.run("git ls-files -z | xargs -0 sha256sum", shell=True, cwd=path,
+                       capture_output=True, text=True, check=True).stdout
+    return status, h
+
+
+def run_sweep(*args, env=None, timeout=300):
+    p = subprocess.run([PY, str(SAB / "sweep.py"), *args], capture_output=True, text=True,
+                       env=env, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+@pytest.fixture(scope="module")
+def fx(tmp_path_factory):
+    d = tmp_path_factory.mktemp("fixture") / "repo"
+    shutil.copytree(FIXTURE, d)
+    git(d, "init", "-q")
+    git(d, "add", "-A")
+    git(d, "-c", "user.email=sweep@test", "-c", "user.name=sweep", "commit", "-qm", "fixture")
+    return d
+
+
+@pytest.fixture(scope="module")
+def fx_run(fx, tmp_path_factory):
+    base = tmp_path_factory.mktemp("fxrun")
+    pidfile = base / "child.pid"
+    env = dict(os.environ, FX_CHILD_PIDFILE=str(pidfile))
+    before = tree_state(fx)
+    rc, out, err = run_sweep("--checkout", str(fx), "--work", str(base / "work"),
+                             "--out", str(base / "out"), env=env)
+    after = tree_state(fx)
+    results = {r["name"]: r for r in json.loads((base / "out" / "results.json").read_text())}
+    return dict(rc=rc, out=out, err=err, before=before, after=after, results=results,
+                outdir=base / "out", pidfile=pidfile, work=base / "work")
+
+
+EXPECTED = {
+    "add-broken": ("caught", True), "check-seeded": ("caught", True),
+    "control": ("survived", True), "stale": ("stale", False),
+    "wrong-kind": ("wrong-kind", False), "by-other": ("caught-by-other", False),
+    "refused": ("refused-by-build", True), "no-compile": ("does-not-compile", False),
+    "hang": ("caught", True), "survivor": ("survived", False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_fixture_outcome(fx_run, name):
+    r = fx_run["results"][name]
+    assert (r["outcome"], r["ok"]) == EXPECTED[name], (r, fx_run["out"])
+
+
+def test_fixture_exit_code_and_patches(fx_run):
+    assert fx_run["rc"] == 1, fx_run["out"] + fx_run["err"]
+    out = fx_run["out"]
+    for name, (_, ok) in EXPECTED.items():
+        assert (f"=== {name}:" in out) == (not ok), name
+    # the injected patch is printed with its real place in the file
+    assert re.search(r"=== survivor:.*\n--- a/lib/lib\.c\n\+\+\+ b/lib/lib\.c\n@@ -\d+,\d+ \+\d+,\d+ @@", out)
+
+
+def test_checkout_never_modified(fx_run):
+    assert fx_run["before"] == fx_run["after"]
+
+
+def test_progress_lines(fx_run):
+    lines = [l for l in fx_run["out"].splitlines() if l.startswith("[")]
+    assert len(lines) == len(EXPECTED)
+    for l in lines:
+        assert re.match(r"^\[ ?\d+/10\] \S+ \.\.\. .* \(\d+\.\d s, ~\d+ s left\)", l), l
+    assert any(re.search(r"check-seeded \.\.\. caught by scenario:basic\.scn after 8 schedules", l)
+               for l in lines)
+
+
+def test_schedules_and_seed_of_first_catch(fx_run):
+    r = fx_run["results"]["check-seeded"]
+    assert (r["schedules"], r["seed"], r["kind"]) == (8, "56433", "oracle")
+
+
+def test_transcripts(fx_run):
+    t = fx_run["outdir"] / "transcripts"
+    assert sorted(p.stem for p in t.glob("*.txt")) == sorted(list(EXPECTED) + ["baseline"])
+    text = (t / "check-seeded.txt").read_text()
+    assert "outcome: caught (as declared)" in text and "first_failure" in text
+
+
+def test_timeout_kills_the_whole_process_tree(fx_run):
+    assert fx_run["results"]["hang"]["kind"] == "timeout"
+    pid = int(fx_run["pidfile"].read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+def test_report_matches_the_schema(fx_run):
+    rep = json.loads((fx_run["outdir"] / "mutation-report.json").read_text())
+    assert rp.SCHEMA.exists(), "run `npm ci` in ci/sabotage"
+    assert rp.validate_report(rep) == []
+    statuses = {m["id"]: m["status"] for f in rep["files"].values() for m in f["mutants"]}
+    assert statuses["add-broken"] == "Killed" and statuses["survivor"] == "Survived"
+    assert statuses["hang"] == "Killed" and statuses["stale"] == "Ignored"
+    # and the validator is not vacuous
+    rep["files"]["lib/lib.c"]["mutants"][0]["location"]["start"]["line"] = 0
+    del rep["thresholds"]
+    errs = rp.validate_report(rep)
+    assert any("thresholds" in e for e in errs) and any("line" in e for e in errs)
+
+
+def test_html_page_embeds_viewer_and_report(fx_run):
+    page = (fx_run["outdir"] / "mutation-report.html").read_text()
+    assert rp.BUNDLE.exists(), "run `npm ci` in ci/sabotage"
+    assert "<mutation-test-report-app" in page and "customElements" in page
+    assert '"add-broken"' in page and "http" not in page.split("<script>")[0]
+
+
+def test_all_as_declared_exits_zero(fx, tmp_path):
+    rc, out, err = run_sweep("--checkout", str(fx), "--work", str(tmp_path / "w"),
+                             "--out", str(tmp_path / "o"), "--only", "add-broken",
+                             "--only", "control", "--only", "refused")
+    assert rc == 0, out + err
+
+
+def test_red_baseline_exits_two(fx, tmp_path):
+    lib = fx / "lib" / "lib.c"
+    orig = lib.read_text()
+    try:
+        # the sweep copies the working tree's tracked files, so an uncommitted
+        # break is the baseline it sees
+        lib.write_text(orig.replace("return a + b;", "return a + b + 1;"))
+        rc, out, err = run_sweep("--checkout", str(fx), "--work", str(tmp_path / "w"),
+                                 "--out", str(tmp_path / "o"), "--only", "control")
+    finally:
+        lib.write_text(orig)
+    assert rc == 2 and "baseline: unit:test_add fails unpatched" in err, out + err
+
+
+def test_shards_are_contiguous_blocks():
+    xs = list(range(10))
+    parts = [sweep.shard(xs, i, 3) for i in (1, 2, 3)]
+    assert parts == [[0, 1, 2, 3], [4, 5, 6], [7, 8, 9]]
+    assert sweep.parse_shard("2/3") == (2, 3)
+    for bad in ("0/3", "4/3", "x", "1/0"):
+        with pytest.raises(sweep.Bad):
+            sweep.parse_shard(bad)
+
+
+def _write_manifest(tmp_path, mutate):
+    data = json.loads((FIXTURE / "sabotage.json").read_text())
+    mutate(data)
+    p = tmp_path / "sabotage.json"
+    p.write_text(json.dumps(data, indent=2))
+    return p
+
+
+BAD_MANIFESTS = {
+    "duplicate-name": (lambda d: d["sabotages"][1].update(name="add-broken"), "duplicate name 'add-broken'"),
+    "reserved-name": (lambda d: d["sabotages"][0].update(name="baseline"), "'baseline' is reserved"),
+    "bad-expect": (lambda d: d["sabotages"][0].update(expect="killed"), "'expect' must be one of"),
+    "no-catchers": (lambda d: d["sabotages"][0].pop("caughtBy"), "must name its catchers"),
+    "bad-catcher": (lambda d: d["sabotages"][0].update(caughtBy=["ctest:x"]), "catcher 'ctest:x'"),
+    "bad-kind": (lambda d: d["sabotages"][0].update(failure="boom"), "'failure' must be one of"),
+    "no-build-error": (lambda d: d["sabotages"][6].pop("buildError"), "needs 'buildError'"),
+    "no-control": (lambda d: d.update(sabotages=[s for s in d["sabotages"] if s["expect"] != "survives"]),
+                   "no 'survives' control"),
+    "find-not-array": (lambda d: d["sabotages"][0].update(find="x"), "'find' must be an array"),
+    "unknown-key": (lambda d: d["sabotages"][0].update(expected="caught"), "unknown key 'expected'"),
+    "bad-timeout": (lambda d: d["sabotages"][0].update(timeoutSeconds=-1), "'timeoutSeconds' must be"),
+    "no-why": (lambda d: d["sabotages"][0].pop("why"), "'why' (a non-empty string) is required"),
+    "no-package": (lambda d: d.pop("package"), "'package'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_MANIFESTS))
+def test_bad_manifest_exits_two_with_position(tmp_path, case):
+    mutate, message = BAD_MANIFESTS[case]
+    p = _write_manifest(tmp_path, mutate)
+    rc, out, err = run_sweep("--manifest", str(p), "--check")
+    assert rc == 2, out + err
+    assert message in err, err
+    assert re.search(r"sabotage\.json:\d+:\d+: ", err), err
+
+
+def test_bad_json_and_every_problem_at_once(tmp_path):
+    p = tmp_path / "sabotage.json"
+    p.write_text('{"package": "x",\n "sabotages": [}\n')
+    rc, _, err = run_sweep("--manifest", str(p), "--check")
+    assert rc == 2 and re.search(r"sabotage\.json:2:\d+: invalid JSON", err), err
+
+    def two(d):
+        d["sabotages"][0]["expect"] = "nope"
+        d["sabotages"][3]["failure"] = "nope"
+    p = _write_manifest(tmp_path, two)
+    rc, _, err = run_sweep("--manifest", str(p), "--check")
+    assert rc == 2 and err.count("sabotage.json:") >= 2, err
+
+
+def test_duplicate_json_key_is_reported(tmp_path):
+    text = (FIXTURE / "sabotage.json").read_text().replace(
+        '"name": "add-broken",', '"name": "add-broken", "name": "x",', 1)
+    p = tmp_path / "sabotage.json"
+    p.write_text(text)
+    rc, _, err = run_sweep("--manifest", str(p), "--check")
+    assert rc == 2 and re.search(r"sabotage\.json:8:\d+: duplicate key 'name'", err), err
+
+
+def test_bad_invocation_exits_two(fx):
+    assert run_sweep("--checkout", str(fx), "--shard", "3/2")[0] == 2
+    assert run_sweep("--checkout", str(fx), "--only", "no-such-entry")[0] == 2
+    assert run_sweep("--no-such-flag")[0] == 2
+
+
+def test_entry_file_must_be_tracked(fx, tmp_path):
+    def untracked(d):
+        d["sabotages"][0]["file"] = "lib/nope.c"
+    p = _write_manifest(tmp_path, untracked)
+    rc, _, err = run_sweep("--checkout", str(fx), "--manifest", str(p), "--work", str(tmp_path / "w"),
+                           "--out", str(tmp_path / "o"))
+    assert rc == 2 and "not a tracked file" in err, err
+
+
+def test_harness_json_kinds():
+    ok = sweep.parse_harness(0, '{"ok": true, "schedules": 10}\n')
+    assert ok[0] is False
+    vac = sweep.parse_harness(0, '{"ok": true, "schedules": 10, "exercised": false}\n')
+    assert vac[:2] == (True, "vacuous")
+    dl = sweep.parse_harness(1, 'x\n{"ok": false, "failures": [{"index": 3, "seed": "0x1f", "kind": "deadlock"}]}\n')
+    assert dl[:4] == (True, "deadlock", 4, "0x1f")
+    assert sweep.parse_harness(None, "")[:2] == (True, "timeout")
+    assert sweep.unit_kind(1, "[  FAILED  ] 1 test(s)") == "assertion"
+    assert sweep.unit_kind(-11, "") == "crash"
+    assert sweep.unit_kind(1, "==1==ERROR: AddressSanitizer: heap-use-after-free") == "memory-error"
+
+
+# ------------------------------------------------------------ the real manifest
+REAL = REPO / "sabotage.json"
+
+
+def real_entries():
+    try:
+        return mf.load(str(REAL), display="sabotage.json").entries
+    except mf.ManifestError:
+        return []
+
+
+def test_real_manifest_is_valid():
+    rc, out, err = run_sweep("--manifest", str(REAL), "--check")
+    assert rc == 0, err
+    es = real_entries()
+    assert len(es) >= 30
+    assert sum(e.expect == "survives" for e in es) >= 2
+    assert sum(e.file.startswith("harness/") for e in es) >= 3
+
+
+@pytest.fixture(scope="session")
+def real_sweep(request, tmp_path_factory):
+    names = [item.callspec.params["entry"] for item in request.session.items
+             if item.originalname == "test_entry" and hasattr(item, "callspec")]
+    out = tmp_path_factory.mktemp("real-sweep")
+    args = ["--out", str(out), "--work", os.environ.get("TPHEAL_SABOTAGE_WORK",
+                                                      str(REPO / "build-sabotage"))]
+    for n in names:
+        args += ["--only", n]
+    before = tree_state(REPO)
+    rc, stdout, stderr = run_sweep(*args, timeout=1800)
+    after = tree_state(REPO)
+    res = out / "results.json"
+    results = {r["name"]: r for r in json.loads(res.read_text())} if res.exists() else {}
+    return dict(rc=rc, out=stdout, err=stderr, results=results, dir=out,
+                untouched=before == after)
+
+
+@pytest.mark.parametrize("entry", [e.name for e in real_entries()])
+def test_entry(real_sweep, entry):
+    s = real_sweep
+    assert s["untouched"], "the sweep modified the checkout"
+    assert entry in s["results"], f"sweep exit {s['rc']}:\n{s['err'][-4000:]}\n{s['out'][-2000:]}"
+    r = s["results"][entry]
+    t = s["dir"] / "transcripts" / f"{entry}.txt"
+    assert r["ok"], f"{r['outcome']}: {r['summary']}\n\n" + (t.read_text()[-6000:] if t.exists() else "")
