@@ -301,8 +301,8 @@ class Run:
                     "scenario": scen, "mode": "faultloop", "strategy": "random", "depth": 0,
                     "seed": seed, "batch": None, "fault": f"{d.get('kind')}:{d.get('nth')}",
                     "status": d.get("status", "failed"), "reason": d.get("reason", ""),
-                    "replay": f"{self.harness_rel} run {scen} --seed {seed} --mode controlled "
-                              f"--fail-nth {d.get('kind')}:{d.get('nth')}"})
+                    "replay": f"{self.harness_rel} stress-faultloop --seed {seed} "
+                              f"--only {d.get('kind')}:{d.get('nth')} {scen}"})
         if not o.ok or summary is None:
             status = "sanitizer" if o.sanitizer else ("timeout" if o.returncode is None
                                                      else f"exit {o.returncode}")

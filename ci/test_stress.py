@@ -232,7 +232,7 @@ def test_faultloop_failure_fails_the_run(fake):
     p = run_fake(fake, "--seed", "5", env={"FAKE_FAULTFAIL": "alpha"})
     assert p.returncode == 1
     f = [x for x in results(fake)["failures"] if x["mode"] == "faultloop"]
-    assert len(f) == 1 and f[0]["fault"] == "alloc:2" and "--fail-nth alloc:2" in f[0]["replay"]
+    assert len(f) == 1 and f[0]["fault"] == "alloc:2" and "--only alloc:2" in f[0]["replay"]
 
 
 def test_shards_run_disjoint_seeds_and_merge_sums_them(fake):

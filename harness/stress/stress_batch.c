@@ -1,0 +1,191 @@
+/* `tpheal-harness stress-batch`: many seeded runs of one scenario in one
+ * process, one JSON object out.  Process start-up and scenario parsing cost
+ * about as much as thousands of controlled runs, so ci/stress.py hands out
+ * batches instead of single runs (docs/stress.md: the measured rates).
+ *
+ *   stress-batch --mode controlled|native [--strategy random|pct] [--depth D]
+ *                [--pct-steps K] --base SEED [--first J] [--count N]
+ *                [--max-ms MS] [--max-failures F] FILE
+ *
+ * Runs j = first, first+1, ... with seed stress_run_seed(base, j) until
+ * count runs were made or max-ms of wall time has passed (checked between
+ * runs), and prints:
+ *   {"scenario":..., "mode":..., "strategy":..., "depth":D, "base":"0x..",
+ *    "first":J, "runs":N, "steps":S, "max_choice_points":C, "elapsed_ms":T,
+ *    "hashes":["<16 hex>",...],          distinct interleaving hashes (controlled)
+ *    "failures_total":F, "failures":[{"j":J,"seed":"0x..","status":..,
+ *    "reason":..,"schedule":..}, ...]}  (the first max-failures of them)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stress.h"
+#include "stress_runner.h"
+#include "stress_util.h"
+
+#define CMD "stress-batch"
+#define MAX_KEPT 100
+
+typedef struct kept_failure {
+    uint64_t j, seed;
+    char status[32];
+    char reason[320];
+    char *schedule;
+} kept_failure;
+
+typedef struct batch_args {
+    stress_run_cfg cfg;
+    uint64_t base, first, count, max_ms, max_failures;
+    const char *path;
+} batch_args;
+
+static int usage(const char *msg, const char *arg) {
+    fprintf(stderr, CMD ": %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
+    fprintf(stderr, "usage: tpheal-harness " CMD " --mode controlled|native "
+                    "[--strategy random|pct] [--depth D] [--pct-steps K] --base SEED "
+                    "[--first J] [--count N] [--max-ms MS] [--max-failures F] FILE\n");
+    return 2;
+}
+
+static int parse(int argc, char **argv, batch_args *a) {
+    memset(a, 0, sizeof *a);
+    a->count = UINT64_MAX;
+    a->max_ms = UINT64_MAX;
+    a->max_failures = 20;
+    a->cfg.depth = 3;
+    bool have_mode = false, have_base = false;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        uint64_t *num = NULL, depth = 0;
+        if (strncmp(o, "--", 2) != 0) {
+            if (a->path) return usage("more than one scenario file", o);
+            a->path = o;
+            continue;
+        }
+        if (!v) return usage("option needs a value", o);
+        i++;
+        if (!strcmp(o, "--mode")) {
+            if (!strcmp(v, "controlled")) a->cfg.mode = STRESS_CONTROLLED;
+            else if (!strcmp(v, "native")) a->cfg.mode = STRESS_NATIVE;
+            else return usage("--mode must be controlled or native", v);
+            have_mode = true;
+        } else if (!strcmp(o, "--strategy")) {
+            if (!strcmp(v, "random")) a->cfg.pct = false;
+            else if (!strcmp(v, "pct")) a->cfg.pct = true;
+            else return usage("--strategy must be random or pct", v);
+        } else if (!strcmp(o, "--depth")) {
+            if (!stress_parse_u64(CMD, o, v, &depth) || depth > 64) return 2;
+            a->cfg.depth = (unsigned)depth;
+        } else if (!strcmp(o, "--pct-steps")) num = &a->cfg.pct_steps;
+        else if (!strcmp(o, "--base")) { num = &a->base; have_base = true; }
+        else if (!strcmp(o, "--first")) num = &a->first;
+        else if (!strcmp(o, "--count")) num = &a->count;
+        else if (!strcmp(o, "--max-ms")) num = &a->max_ms;
+        else if (!strcmp(o, "--max-failures")) num = &a->max_failures;
+        else return usage("unknown option", o);
+        if (num && !stress_parse_u64(CMD, o, v, num)) return 2;
+    }
+    if (!have_mode) return usage("--mode is required", NULL);
+    if (!have_base) return usage("--base is required", NULL);
+    if (!a->path) return usage("no scenario file", NULL);
+    if (a->cfg.pct && a->cfg.depth == 0) return usage("--depth must be >= 1 for pct", NULL);
+    return 0;
+}
+
+static const char *strategy_name(const batch_args *a) {
+    if (a->cfg.mode == STRESS_NATIVE) return "";
+    return a->cfg.pct ? "pct" : "random";
+}
+
+int tph_stress_batch_main(int argc, char **argv) {
+    batch_args a;
+    int rc = parse(argc, argv, &a);
+    if (rc) return rc;
+    scn_error err;
+    scn_scenario *scn = scn_parse_file(a.path, &err);
+    if (!scn) {
+        fprintf(stderr, "%s:%d:%d: %s\n", a.path, err.line, err.col, err.msg);
+        return 2;
+    }
+    stress_crash_install(a.path);
+    stress_hashset seen;
+    stress_hashset_init(&seen);
+    uint64_t t0 = stress_wall_ms(), runs = 0, steps = 0, max_cp = 0, nfail = 0;
+    /* The first failures are kept (the summary is printed at the end). */
+    if (a.max_failures > MAX_KEPT) a.max_failures = MAX_KEPT;
+    static kept_failure kept[MAX_KEPT];
+    a.cfg.want_schedule = true;
+    for (uint64_t j = a.first; runs < a.count; j++) {
+        if (runs && stress_wall_ms() - t0 >= a.max_ms) break;
+        a.cfg.seed = stress_run_seed(a.base, j);
+        stress_crash_current(a.cfg.seed, j);
+        stress_run_out out;
+        if (!stress_run_one(scn, &a.cfg, &out)) {
+            fprintf(stderr, "%s: run could not start: %s\n", a.path, out.reason);
+            stress_run_out_free(&out);
+            stress_hashset_free(&seen);
+            scn_free(scn);
+            return 3;
+        }
+        runs++;
+        steps += out.steps;
+        if (out.choice_points > max_cp) max_cp = out.choice_points;
+        if (a.cfg.mode == STRESS_CONTROLLED) stress_hashset_add(&seen, out.interleaving_hash);
+        if (!out.passed) {
+            if (nfail < a.max_failures) {
+                kept_failure *k = &kept[nfail];
+                k->j = j;
+                k->seed = a.cfg.seed;
+                memcpy(k->status, out.status, sizeof k->status);
+                memcpy(k->reason, out.reason, sizeof k->reason);
+                k->schedule = out.schedule;
+                out.schedule = NULL;
+            }
+            nfail++;
+        }
+        stress_run_out_free(&out);
+    }
+    FILE *o = stdout;
+    fputs("{\"scenario\":", o);
+    stress_json_string(o, a.path);
+    fprintf(o, ",\"mode\":\"%s\",\"strategy\":\"%s\",\"depth\":%u,\"base\":\"0x%016llx\","
+               "\"first\":%llu,\"runs\":%llu,\"steps\":%llu,\"max_choice_points\":%llu,"
+               "\"elapsed_ms\":%llu,\"failures_total\":%llu,\"failures\":[",
+            a.cfg.mode == STRESS_NATIVE ? "native" : "controlled", strategy_name(&a),
+            a.cfg.pct ? a.cfg.depth : 0u, (unsigned long long)a.base,
+            (unsigned long long)a.first, (unsigned long long)runs, (unsigned long long)steps,
+            (unsigned long long)max_cp, (unsigned long long)(stress_wall_ms() - t0),
+            (unsigned long long)nfail);
+    for (uint64_t i = 0; i < nfail && i < a.max_failures; i++) {
+        kept_failure *k = &kept[i];
+        fprintf(o, "%s{\"j\":%llu,\"seed\":\"0x%016llx\",\"status\":", i ? "," : "",
+                (unsigned long long)k->j, (unsigned long long)k->seed);
+        stress_json_string(o, k->status);
+        fputs(",\"reason\":", o);
+        stress_json_string(o, k->reason);
+        if (k->schedule) {
+            fputs(",\"schedule\":", o);
+            stress_json_string(o, k->schedule);
+            free(k->schedule);
+        }
+        fputc('}', o);
+    }
+    fputs("],\"hashes\":[", o);
+    bool comma = false;
+    if (seen.has_zero) {
+        fputs("\"0000000000000000\"", o);
+        comma = true;
+    }
+    for (size_t i = 0; i < seen.cap; i++) {
+        if (!seen.slot[i]) continue;
+        fprintf(o, "%s\"%016llx\"", comma ? "," : "", (unsigned long long)seen.slot[i]);
+        comma = true;
+    }
+    fputs("]}\n", o);
+    fflush(o);
+    stress_hashset_free(&seen);
+    scn_free(scn);
+    return 0;
+}

@@ -1,0 +1,362 @@
+/* `tpheal-harness stress-faultloop`: every failable seam call of a scenario
+ * failed in turn -- the 1st allocation, the 2nd, ..., the 1st pool creation,
+ * ... -- until a run shows that no call of that kind is left to fail.
+ *
+ *   stress-faultloop --seed SEED [--max-sites N] [--only KIND:N] FILE
+ *
+ * Runs are controlled (random walk, seed SEED), so they are deterministic:
+ * the run with fault KIND:N is identical to the fault-free baseline up to the
+ * Nth call of KIND.  If that call is never reached, the whole run is
+ * identical to the baseline (same steps, interleaving hash, report and trace
+ * tail), which is how the loop knows a kind is exhausted without asking the
+ * simulated process (it is gone when scn_run returns).
+ *
+ * What an injected run must show (docs/stress.md):
+ *   - it ends: no deadlock, livelock or fail-fast end, no crash (the driver
+ *     sees a crash; the crash line names KIND:N);
+ *   - no leak: in the ASan build LeakSanitizer checks after every run;
+ *   - every error reached its caller: the sim reports no misuse (a core that
+ *     lost an error would go on to use the handle it did not get), and a
+ *     scenario operation that now returns an error is accepted;
+ *   - the registry invariants and the callback accounting oracles hold.
+ * Scenarios that expect a fail-fast, deadlock or misuse are only checked for
+ * crashes and leaks (their expected outcome need not survive a fault).
+ *
+ * Output: one JSON line per injected fault, then a summary line
+ *   {"summary":true,"sites":N,"per_kind":{...},"complete":B,"baseline":...}
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stress.h"
+#include "stress_runner.h"
+#include "stress_util.h"
+
+#if defined(TPHEAL_ASAN)
+#include <sanitizer/lsan_interface.h>
+#endif
+
+#define CMD "stress-faultloop"
+
+/* The kinds looped over: every failable seam call.  HEALER_START is the same
+ * sim fault as POOL_CREATE (the healer's private pool), so it is not
+ * looped twice. */
+static const scn_fault_kind KINDS[] = {
+    SCN_FAULT_ALLOC,         SCN_FAULT_POOL_CREATE,  SCN_FAULT_WORK_CREATE,
+    SCN_FAULT_WAIT_CREATE,   SCN_FAULT_TIMER_CREATE, SCN_FAULT_IO_CREATE,
+    SCN_FAULT_GROUP_CREATE,  SCN_FAULT_EVENT_CREATE,
+};
+#define NKINDS (sizeof KINDS / sizeof KINDS[0])
+
+static int sim_class(scn_fault_kind k) {
+    return k == SCN_FAULT_HEALER_START ? (int)SCN_FAULT_POOL_CREATE : (int)k;
+}
+
+typedef struct run_record {
+    bool passed;
+    char status[32];
+    uint64_t steps, hash;
+    char *failures;   /* full report text, malloc'd */
+    char *tail;       /* trace tail, malloc'd */
+} run_record;
+
+static char *dup_or_null(const char *s) {
+    if (!s) return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+static bool same_text(const char *a, const char *b) {
+    if (!a || !b) return a == b;
+    return strcmp(a, b) == 0;
+}
+
+static void record_free(run_record *r) {
+    free(r->failures);
+    free(r->tail);
+    memset(r, 0, sizeof *r);
+}
+
+static bool same_run(const run_record *a, const run_record *b) {
+    return a->passed == b->passed && a->steps == b->steps && a->hash == b->hash &&
+           same_text(a->failures, b->failures) && same_text(a->tail, b->tail);
+}
+
+/* Lines of a report that an injected fault may legitimately cause: an
+ * operation or a set-up step returning the error, and the scenario's own
+ * `expect` lines whose numbers the missing object changed. */
+static bool acceptable_line(const char *line, size_t n) {
+    static const char *const ok_parts[] = {"` returned ", " could not be created", " refused",
+                                           "(more failures not shown)"};
+    char buf[600];
+    if (n >= sizeof buf) n = sizeof buf - 1;
+    memcpy(buf, line, n);
+    buf[n] = '\0';
+    if (strncmp(buf, "line ", 5) == 0 && strstr(buf, " `") && strstr(buf, "` failed (left "))
+        return true; /* an expect/assert expression */
+    for (size_t i = 0; i < sizeof ok_parts / sizeof ok_parts[0]; i++)
+        if (strstr(buf, ok_parts[i])) return true;
+    return false;
+}
+
+/* The first line of `report` that an injected fault may not cause, or NULL. */
+static const char *first_unacceptable(const char *report, size_t *len) {
+    const char *p = report;
+    while (p && *p) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        /* Indented lines continue the line above (the sim's misuse list). */
+        if (n && p[0] != ' ' && !acceptable_line(p, n)) {
+            *len = n;
+            return p;
+        }
+        p = nl ? nl + 1 : NULL;
+    }
+    return NULL;
+}
+
+typedef struct loop {
+    const scn_scenario *base;
+    scn_scenario copy;      /* base with one more fault */
+    scn_fault *faults;      /* base faults + the injected one */
+    uint64_t seed;
+    bool leaked;            /* LSan already reported: later checks would repeat it */
+} loop;
+
+static bool run_with(loop *L, int kind, uint32_t nth, run_record *rec, stress_run_out *out) {
+    const scn_scenario *s = L->base;
+    if (kind >= 0) {
+        L->copy = *s;
+        memcpy(L->faults, s->faults, s->nfaults * sizeof *s->faults);
+        scn_fault *f = &L->faults[s->nfaults];
+        memset(f, 0, sizeof *f);
+        f->kind = (scn_fault_kind)kind;
+        f->pool = -1;
+        f->nth = nth;
+        f->onward = false;
+        L->copy.faults = L->faults;
+        L->copy.nfaults = s->nfaults + 1;
+        s = &L->copy;
+    }
+    stress_run_cfg cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.mode = STRESS_CONTROLLED;
+    cfg.seed = L->seed;
+    cfg.want_report = true;
+    if (!stress_run_one(s, &cfg, out)) return false;
+    memset(rec, 0, sizeof *rec);
+    rec->passed = out->passed;
+    memcpy(rec->status, out->status, sizeof rec->status);
+    rec->steps = out->steps;
+    rec->hash = out->interleaving_hash;
+    rec->failures = dup_or_null(out->report);
+    rec->tail = dup_or_null(out->trace_tail);
+    return true;
+}
+
+static bool leak_check(loop *L) {
+#if defined(TPHEAL_ASAN)
+    if (L->leaked) return false;
+    if (__lsan_do_recoverable_leak_check()) {
+        L->leaked = true;
+        return true;
+    }
+#else
+    (void)L;
+#endif
+    return false;
+}
+
+static void emit(const char *kind, uint32_t nth, bool ok, const char *status, const char *reason,
+                 const char *accepted) {
+    printf("{\"kind\":\"%s\",\"nth\":%u,\"ok\":%s,\"status\":", kind, nth, ok ? "true" : "false");
+    stress_json_string(stdout, status);
+    fputs(",\"reason\":", stdout);
+    stress_json_string(stdout, reason);
+    if (accepted) {
+        fputs(",\"accepted\":", stdout);
+        stress_json_string(stdout, accepted);
+    }
+    fputs("}\n", stdout);
+    fflush(stdout); /* the line before a crash must be out */
+}
+
+/* Judges one injected run; returns whether it is acceptable. */
+static bool judge(const loop *L, const stress_run_out *out, bool leaked, char *status, size_t scap,
+                  char *reason, size_t rcap, const char **accepted, size_t *acc_len) {
+    *accepted = NULL;
+    if (leaked) {
+        snprintf(status, scap, "leak");
+        snprintf(reason, rcap, "LeakSanitizer found memory lost by this run (report on stderr)");
+        return false;
+    }
+    if (out->passed || L->base->outcome != SCN_OUTCOME_NORMAL) {
+        snprintf(status, scap, "ok");
+        reason[0] = '\0';
+        return true;
+    }
+    size_t n = 0;
+    const char *bad = first_unacceptable(out->report, &n);
+    if (!bad) {
+        snprintf(status, scap, "ok");
+        reason[0] = '\0';
+        *accepted = out->report;
+        *acc_len = strcspn(out->report, "\n");
+        return true;
+    }
+    snprintf(status, scap, "%s", strcmp(out->status, "ok") ? out->status : "oracle");
+    if (n >= rcap) n = rcap - 1;
+    memcpy(reason, bad, n);
+    reason[n] = '\0';
+    return false;
+}
+
+int tph_stress_faultloop_main(int argc, char **argv) {
+    uint64_t seed = 0, max_sites = 100000, only_nth = 0;
+    const char *path = NULL, *only = NULL;
+    bool have_seed = false;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strncmp(o, "--", 2) != 0) {
+            if (path) {
+                fprintf(stderr, CMD ": more than one scenario file: %s\n", o);
+                return 2;
+            }
+            path = o;
+            continue;
+        }
+        if (!v) {
+            fprintf(stderr, CMD ": %s needs a value\n", o);
+            return 2;
+        }
+        i++;
+        if (!strcmp(o, "--seed")) {
+            if (!stress_parse_u64(CMD, o, v, &seed)) return 2;
+            have_seed = true;
+        } else if (!strcmp(o, "--max-sites")) {
+            if (!stress_parse_u64(CMD, o, v, &max_sites)) return 2;
+        } else if (!strcmp(o, "--only")) {
+            only = v;
+        } else {
+            fprintf(stderr, CMD ": unknown option %s\n", o);
+            return 2;
+        }
+    }
+    if (!path || !have_seed) {
+        fprintf(stderr, "usage: tpheal-harness " CMD " --seed SEED [--max-sites N] "
+                        "[--only KIND:N] FILE\n");
+        return 2;
+    }
+    int only_kind = -1;
+    if (only) {
+        const char *colon = strchr(only, ':');
+        for (size_t k = 0; colon && k < SCN_FAULT_KIND_COUNT; k++) {
+            const char *nm = scn_fault_name((scn_fault_kind)k);
+            if (strlen(nm) == (size_t)(colon - only) && !strncmp(nm, only, (size_t)(colon - only)))
+                only_kind = (int)k;
+        }
+        if (only_kind < 0 || !stress_parse_u64(CMD, "--only", colon + 1, &only_nth) ||
+            only_nth == 0 || only_nth > UINT32_MAX) {
+            fprintf(stderr, CMD ": --only wants KIND:N with a fault kind of the scenario language "
+                            "and N >= 1, not '%s'\n", only);
+            return 2;
+        }
+    }
+    scn_error err;
+    scn_scenario *scn = scn_parse_file(path, &err);
+    if (!scn) {
+        fprintf(stderr, "%s:%d:%d: %s\n", path, err.line, err.col, err.msg);
+        return 2;
+    }
+    loop L;
+    memset(&L, 0, sizeof L);
+    L.base = scn;
+    L.seed = seed;
+    L.faults = calloc(scn->nfaults + 1, sizeof *L.faults);
+    if (!L.faults) {
+        scn_free(scn);
+        return 3;
+    }
+    stress_crash_install(path);
+    stress_crash_current(seed, 0);
+
+    /* The fault-free baseline. */
+    run_record base;
+    stress_run_out out;
+    if (!run_with(&L, -1, 0, &base, &out)) {
+        fprintf(stderr, "%s: run could not start: %s\n", path, out.reason);
+        stress_run_out_free(&out);
+        free(L.faults);
+        scn_free(scn);
+        return 3;
+    }
+    bool base_leak = leak_check(&L);
+    if (!out.passed || base_leak)
+        emit("none", 0, false, base_leak ? "leak" : out.status,
+             base_leak ? "LeakSanitizer found memory lost by the fault-free run" : out.reason, NULL);
+    stress_run_out_free(&out);
+
+    uint64_t sites = 0, per_kind[SCN_FAULT_KIND_COUNT] = {0};
+    bool complete = true;
+    unsigned taken = 0; /* sim classes the scenario arms itself */
+    for (size_t i = 0; i < scn->nfaults; i++) taken |= 1u << sim_class(scn->faults[i].kind);
+    for (size_t ki = 0; ki < NKINDS; ki++) {
+        scn_fault_kind kind = KINDS[ki];
+        if (only_kind >= 0 && sim_class((scn_fault_kind)only_kind) != (int)kind) continue;
+        if (taken & (1u << sim_class(kind))) continue;
+        for (uint32_t nth = only ? (uint32_t)only_nth : 1;; nth++) {
+            if (sites >= max_sites) {
+                complete = false;
+                break;
+            }
+            run_record rec;
+            stress_crash_current(seed, ((uint64_t)kind << 32) | nth);
+            if (!run_with(&L, (int)kind, nth, &rec, &out)) {
+                stress_run_out_free(&out);
+                break;
+            }
+            bool leaked = leak_check(&L);
+            bool reached = !same_run(&rec, &base) || leaked;
+            if (reached) {
+                char status[32], reason[320];
+                const char *acc = NULL;
+                size_t acc_len = 0;
+                bool ok = judge(&L, &out, leaked, status, sizeof status, reason, sizeof reason,
+                                &acc, &acc_len);
+                char accbuf[320] = "";
+                if (acc) {
+                    if (acc_len >= sizeof accbuf) acc_len = sizeof accbuf - 1;
+                    memcpy(accbuf, acc, acc_len);
+                    accbuf[acc_len] = '\0';
+                }
+                emit(scn_fault_name(kind), nth, ok, status, reason, acc ? accbuf : NULL);
+                sites++;
+                per_kind[kind]++;
+            }
+            record_free(&rec);
+            stress_run_out_free(&out);
+            if (!reached || only) break;
+        }
+    }
+    printf("{\"summary\":true,\"scenario\":");
+    stress_json_string(stdout, path);
+    printf(",\"seed\":\"0x%016llx\",\"sites\":%llu,\"complete\":%s,\"baseline_passed\":%s,"
+           "\"per_kind\":{",
+           (unsigned long long)seed, (unsigned long long)sites, complete ? "true" : "false",
+           base.passed ? "true" : "false");
+    bool comma = false;
+    for (size_t ki = 0; ki < NKINDS; ki++) {
+        printf("%s\"%s\":%llu", comma ? "," : "", scn_fault_name(KINDS[ki]),
+               (unsigned long long)per_kind[KINDS[ki]]);
+        comma = true;
+    }
+    printf("}}\n");
+    fflush(stdout);
+    record_free(&base);
+    free(L.faults);
+    scn_free(scn);
+    return 0;
+}

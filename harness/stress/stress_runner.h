@@ -1,0 +1,41 @@
+/* One run of a parsed scenario, as the stress subcommands need it: the seam
+ * between them and the scenario engine's runner (harness/scenario/), kept in
+ * one file (stress_runner.c) so the engine's interface is adapted once. */
+#ifndef TPHEAL_STRESS_RUNNER_H
+#define TPHEAL_STRESS_RUNNER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "scn_ast.h"
+
+typedef enum stress_mode { STRESS_CONTROLLED = 0, STRESS_NATIVE = 1 } stress_mode;
+
+typedef struct stress_run_cfg {
+    stress_mode mode;
+    uint64_t seed;
+    bool pct;            /* controlled: PCT (else random walk) */
+    unsigned depth;      /* PCT depth */
+    uint64_t pct_steps;  /* PCT k; 0 = the scheduler's default */
+    bool want_schedule;  /* keep the replay string of a failed run */
+    bool want_report;    /* keep the full report and the trace tail */
+} stress_run_cfg;
+
+typedef struct stress_run_out {
+    bool passed;              /* every oracle of the scenario held */
+    char status[32];          /* "ok", "deadlock", "livelock", "oracle", ... */
+    char reason[320];         /* first failing oracle or the scheduler's reason */
+    char *schedule;           /* malloc'd replay string (controlled, failed, if wanted) */
+    char *report;             /* malloc'd full failure report (NULL if passed), if wanted */
+    char *trace_tail;         /* malloc'd last trace records, if wanted */
+    uint64_t steps;           /* scheduling points (controlled) */
+    uint64_t choice_points;   /* points with more than one runnable thread */
+    uint64_t interleaving_hash;
+} stress_run_out;
+
+/* Runs `scn` once.  Returns false when the run could not happen at all
+ * (reason says why); the out fields are then only status/reason. */
+bool stress_run_one(const scn_scenario *scn, const stress_run_cfg *, stress_run_out *out);
+void stress_run_out_free(stress_run_out *);
+
+#endif

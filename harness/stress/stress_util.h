@@ -1,0 +1,44 @@
+/* Small pieces shared by the stress subcommands: the seed derivation (the
+ * same function as ci/stress_plan.py, so Python can recompute a failure's
+ * seed from its batch), a set of 64-bit hashes, JSON string output, the
+ * crash line that names the run a crash happened in, and option parsing. */
+#ifndef TPHEAL_STRESS_UTIL_H
+#define TPHEAL_STRESS_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+uint64_t stress_splitmix64(uint64_t x);
+/* Seed of run j of a batch whose base seed is `base`. */
+uint64_t stress_run_seed(uint64_t base, uint64_t j);
+
+/* Open-addressing set of 64-bit values (distinct interleavings). */
+typedef struct stress_hashset {
+    uint64_t *slot;
+    size_t cap, n;
+    bool has_zero;
+} stress_hashset;
+void stress_hashset_init(stress_hashset *);
+bool stress_hashset_add(stress_hashset *, uint64_t v); /* false when out of memory */
+void stress_hashset_free(stress_hashset *);
+
+/* Writes s as a JSON string literal (quotes included). */
+void stress_json_string(FILE *, const char *s);
+
+/* Monotonic wall-clock milliseconds: decides only how many runs a batch
+ * makes, never what a run does. */
+uint64_t stress_wall_ms(void);
+
+/* The crash line: once installed, a fatal signal or a sanitizer's death
+ * prints "tph-stress: crashed in run PATH seed=0x... j=N" on stderr for the
+ * run last announced with stress_crash_current. */
+void stress_crash_install(const char *scenario_path);
+void stress_crash_current(uint64_t seed, uint64_t j);
+
+/* Options: "--name value".  Returns false (and prints a message on stderr,
+ * `stress-batch: ...`) for a malformed number. */
+bool stress_parse_u64(const char *cmd, const char *opt, const char *text, uint64_t *out);
+
+#endif
