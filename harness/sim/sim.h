@@ -151,6 +151,11 @@ uint32_t sim_pool_count(void);
 tph_os_pool *sim_pool_at(uint32_t index); /* index 0 -> NULL (default pool) */
 /* True when some pool is severed with callbacks queued (the bug, observable). */
 bool sim_any_pool_severed_with_queued(void);
+/* Holds the pool's worker factory: while held it creates no worker (idle
+ * workers are still woken), modelling slow thread creation.  A hold is how a
+ * test or scenario keeps a packet queued on a cold pool on real threads.
+ * Releasing the hold lets the factory catch up with the queue. */
+void sim_pool_hold_factory(tph_os_pool *pool, bool hold);
 /* Forces the idle timeout now: every idle worker above the pool's minimum
  * retires, so the pool becomes cold again (NULL = default pool). */
 void sim_pool_retire_idle_workers(tph_os_pool *pool);

@@ -98,6 +98,7 @@ struct sim_obj {
     sim_queue queue[3];
     uint32_t nqueued, nrunning, bound;
     bool severed;
+    bool factory_held;
     uint64_t stalls, releases, workers_created, workers_retired, callbacks_run;
     sim_stall stall;
     uint64_t idle_timeout;

@@ -149,7 +149,7 @@ static void kick(sim_obj *pool) {
             return;
         }
     }
-    if (pool->nworkers < pool->max_threads) spawn_worker(pool);
+    if (!pool->factory_held && pool->nworkers < pool->max_threads) spawn_worker(pool);
 }
 
 void sim_enqueue(sim_obj *o, const sim_packet *proto) {
@@ -394,6 +394,17 @@ void sim_set_private_stall(sim_stall s) {
     sim_need_process("sim_set_private_stall");
     sim_lock();
     P->private_stall = s;
+    sim_unlock();
+}
+
+void sim_pool_hold_factory(tph_os_pool *ph, bool hold) {
+    sim_need_process("sim_pool_hold_factory");
+    sim_lock();
+    sim_obj *p = sim_obj_from_handle(ph, SIM_OBJ_POOL);
+    if (p) {
+        p->factory_held = hold;
+        if (!hold && p->nqueued > 0) kick(p);
+    }
     sim_unlock();
 }
 
