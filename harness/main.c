@@ -1,0 +1,560 @@
+/* tpheal-harness: runs scenario files (docs/scenarios.md) under the
+ * controlled scheduler, one seed per simulated process.
+ *
+ *   tpheal-harness run FILE... [--seeds N | --seed S] [--first-seed S]
+ *                  [--strategy random|pct|both] [--depth D] [--pct-steps K]
+ *                  [--mode controlled|native] [--json] [--no-replay]
+ *   tpheal-harness replay (--seed S [--strategy X] [--depth D] | --schedule STRING) FILE
+ *   tpheal-harness list [DIR]
+ *   tpheal-harness bench [--seeds N]
+ *
+ * Exit: 0 everything passed, 1 a failure, 2 bad input (usage or a scenario
+ * that does not parse: `file:line:col: message`).
+ *
+ * A scenario that says `build fail-fast` needs the core built with
+ * TPHEAL_FAIL_FAST; this binary hands it to its sibling
+ * tpheal-harness-failfast (same directory) with the same options. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <tpheal/config.h>
+
+#include "rt_sched.h"
+#include "scn_ast.h"
+#include "scn_run.h"
+#include "scn_text.h"
+
+#ifndef TPHEAL_BUILD_ID
+#define TPHEAL_BUILD_ID "unknown"
+#endif
+#if TPHEAL_FAIL_FAST
+#define BUILD_KIND "fail-fast"
+#define SIBLING "tpheal-harness"
+#else
+#define BUILD_KIND "default"
+#define SIBLING "tpheal-harness-failfast"
+#endif
+
+#ifndef _WIN32
+#include <sys/wait.h>
+#endif
+
+typedef struct options {
+    uint64_t seeds;
+    uint64_t first_seed;
+    bool one_seed;
+    int strategies; /* bit 0 random, bit 1 pct */
+    unsigned depth;
+    uint64_t pct_steps;
+    bool native;
+    bool json;
+    bool replay_failures;
+    const char *schedule;
+} options;
+
+static const char *argv0;
+
+static double wall_seconds(void) {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int usage(const char *why) {
+    if (why) fprintf(stderr, "tpheal-harness: %s\n", why);
+    fprintf(stderr,
+            "usage: tpheal-harness run FILE... [--seeds N | --seed S] [--first-seed S]\n"
+            "                      [--strategy random|pct|both] [--depth D] [--pct-steps K]\n"
+            "                      [--mode controlled|native] [--json] [--no-replay]\n"
+            "       tpheal-harness replay (--seed S [--strategy random|pct] [--depth D] | --schedule STRING) FILE\n"
+            "       tpheal-harness list [DIR]\n"
+            "       tpheal-harness bench [--seeds N]\n");
+    return 2;
+}
+
+static bool parse_u64(const char *s, uint64_t *out) {
+    char *end;
+    unsigned long long v;
+    if (!s || !*s || *s == '-') return false;
+    v = strtoull(s, &end, 10);
+    if (*end) return false;
+    *out = v;
+    return true;
+}
+
+/* Parses options from argv[i..]; file names go to files. Returns 0 or 2. */
+static int parse_options(int argc, char **argv, int i, options *o, const char **files, int *nfiles) {
+    memset(o, 0, sizeof *o);
+    o->seeds = 100;
+    o->strategies = 1;
+    o->depth = 3;
+    o->replay_failures = true;
+    *nfiles = 0;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = (i + 1 < argc) ? argv[i + 1] : NULL;
+        if (strcmp(a, "--seeds") == 0) {
+            if (!parse_u64(v, &o->seeds) || o->seeds == 0) return usage("--seeds needs a positive number");
+            i++;
+        } else if (strcmp(a, "--seed") == 0) {
+            if (!parse_u64(v, &o->first_seed)) return usage("--seed needs a number");
+            o->one_seed = true;
+            o->seeds = 1;
+            i++;
+        } else if (strcmp(a, "--first-seed") == 0) {
+            if (!parse_u64(v, &o->first_seed)) return usage("--first-seed needs a number");
+            i++;
+        } else if (strcmp(a, "--strategy") == 0) {
+            if (v && strcmp(v, "random") == 0) o->strategies = 1;
+            else if (v && strcmp(v, "pct") == 0) o->strategies = 2;
+            else if (v && strcmp(v, "both") == 0) o->strategies = 3;
+            else return usage("--strategy is random, pct or both");
+            i++;
+        } else if (strcmp(a, "--depth") == 0) {
+            uint64_t d;
+            if (!parse_u64(v, &d) || d == 0 || d > 16) return usage("--depth needs 1..16");
+            o->depth = (unsigned)d;
+            i++;
+        } else if (strcmp(a, "--pct-steps") == 0) {
+            if (!parse_u64(v, &o->pct_steps)) return usage("--pct-steps needs a number");
+            i++;
+        } else if (strcmp(a, "--mode") == 0) {
+            if (v && strcmp(v, "controlled") == 0) o->native = false;
+            else if (v && strcmp(v, "native") == 0) o->native = true;
+            else return usage("--mode is controlled or native");
+            i++;
+        } else if (strcmp(a, "--schedule") == 0) {
+            if (!v) return usage("--schedule needs a string");
+            o->schedule = v;
+            i++;
+        } else if (strcmp(a, "--json") == 0) {
+            o->json = true;
+        } else if (strcmp(a, "--no-replay") == 0) {
+            o->replay_failures = false;
+        } else if (a[0] == '-' && a[1] == '-') {
+            fprintf(stderr, "tpheal-harness: unknown option %s\n", a);
+            return 2;
+        } else {
+            files[(*nfiles)++] = a;
+        }
+    }
+    return 0;
+}
+
+static void print_parse_error(const char *path, const scn_error *e) {
+    fprintf(stderr, "%s:%d:%d: %s\n", path, e->line, e->col, e->msg);
+}
+
+/* ---- the failure report ------------------------------------------------------ */
+
+static void print_indented(const char *title, const char *text) {
+    const char *p = text;
+    if (!text || !*text) return;
+    printf("  %s:\n", title);
+    while (*p) {
+        const char *e = strchr(p, '\n');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        printf("    %.*s\n", (int)n, p);
+        p += n + (e ? 1 : 0);
+    }
+}
+
+static const char *strategy_name(int s) { return s ? "pct" : "random"; }
+
+static void print_report(const scn_scenario *s, const scn_run_opts *ro, const scn_run_out *r,
+                         const char *replay_verdict) {
+    printf("FAILURE %s\n", s->path);
+    printf("  purpose: %s\n", s->purpose);
+    if (ro->native)
+        printf("  mode: native (free-running; a seed does not replay the interleaving)  seed: %llu\n",
+               (unsigned long long)ro->seed);
+    else if (ro->schedule)
+        printf("  replayed from a schedule string\n");
+    else
+        printf("  seed: %llu  strategy: %s", (unsigned long long)ro->seed, strategy_name(ro->strategy));
+    if (!ro->native && !ro->schedule && ro->strategy)
+        printf(" depth %u steps %llu", ro->depth, (unsigned long long)ro->pct_steps);
+    if (!ro->native && !ro->schedule) printf("\n");
+    printf("  scenario: %s  content hash: %016llx\n", s->path, (unsigned long long)s->content_hash);
+    printf("  build: %s (%s core)\n", TPHEAL_BUILD_ID, BUILD_KIND);
+    if (r->status >= 0)
+        printf("  status: %s  steps: %llu  interleaving: %016llx\n", sched_status_name((sched_status)r->status),
+               (unsigned long long)r->steps, (unsigned long long)r->interleaving_hash);
+    print_indented("failures", r->failures);
+    print_indented("blocked threads", r->blocked_report);
+    print_indented("misuse reported by the sim", r->misuse);
+    print_indented("last trace records", r->trace_tail);
+    if (r->schedule) printf("  schedule: %s\n", r->schedule);
+    if (replay_verdict) printf("  replayed once by its schedule: %s\n", replay_verdict);
+    if (r->schedule)
+        printf("  replay: tpheal-harness%s replay --schedule '%s' %s\n", TPHEAL_FAIL_FAST ? "-failfast" : "",
+               r->schedule, s->path);
+    if (!ro->native && !ro->schedule)
+        printf("  replay by seed: tpheal-harness%s replay --seed %llu --strategy %s --depth %u %s\n",
+               TPHEAL_FAIL_FAST ? "-failfast" : "", (unsigned long long)ro->seed, strategy_name(ro->strategy),
+               ro->depth, s->path);
+}
+
+/* ---- re-executing the sibling build ------------------------------------------ */
+
+static int run_sibling(int argc, char **argv, const char *file) {
+    scn_text cmd = {0};
+    const char *slash = strrchr(argv0, '/');
+    int i, rc;
+    bool skip_next = false;
+    if (slash) scn_text_printf(&cmd, "'%.*s/%s'", (int)(slash - argv0), argv0, SIBLING);
+    else scn_text_printf(&cmd, "'%s'", SIBLING);
+    /* same command, options kept, files replaced by this one */
+    scn_text_printf(&cmd, " %s", argv[1]);
+    for (i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (skip_next) {
+            scn_text_printf(&cmd, " '%s'", a);
+            skip_next = false;
+            continue;
+        }
+        if (a[0] == '-' && a[1] == '-') {
+            scn_text_printf(&cmd, " %s", a);
+            skip_next = strcmp(a, "--json") != 0 && strcmp(a, "--no-replay") != 0;
+        }
+    }
+    scn_text_printf(&cmd, " '%s'", file);
+    fflush(stdout);
+    rc = system(cmd.s);
+    scn_text_free(&cmd);
+#ifndef _WIN32
+    if (rc == -1 || !WIFEXITED(rc)) return 1;
+    rc = WEXITSTATUS(rc);
+#endif
+    if (rc == 127) {
+        fprintf(stderr, "tpheal-harness: %s needs the %s build and %s was not found next to this binary\n",
+                file, TPHEAL_FAIL_FAST ? "default" : "fail-fast", SIBLING);
+        return 2;
+    }
+    return rc;
+}
+
+/* ---- run ----------------------------------------------------------------------- */
+
+typedef struct tally {
+    uint64_t runs, failures, steps;
+    double seconds;
+} tally;
+
+static bool same_failure(const scn_run_out *a, const scn_run_out *b) {
+    if (a->status != b->status) return false;
+    if (!a->failures || !b->failures) return a->failures == b->failures;
+    return strcmp(a->failures, b->failures) == 0;
+}
+
+static int run_one_seed(const scn_scenario *s, const options *o, int strategy, uint64_t seed, tally *t,
+                        uint64_t *max_choice) {
+    scn_run_opts ro;
+    scn_run_out r;
+    memset(&ro, 0, sizeof ro);
+    ro.seed = seed;
+    ro.strategy = strategy;
+    ro.depth = o->depth;
+    ro.pct_steps = o->pct_steps;
+    ro.native = o->native;
+    ro.schedule = o->schedule;
+    if (scn_run(s, &ro, &r) != 0) {
+        fprintf(stderr, "tpheal-harness: %s\n", r.failures ? r.failures : "run could not start");
+        scn_run_out_free(&r);
+        return 2;
+    }
+    t->runs++;
+    t->steps += r.steps;
+    if (r.choice_points > *max_choice) *max_choice = r.choice_points;
+    if (!r.passed) {
+        const char *verdict = NULL;
+        scn_run_out again;
+        t->failures++;
+        if (o->replay_failures && r.schedule && !o->native) {
+            scn_run_opts rr = ro;
+            rr.schedule = r.schedule;
+            if (scn_run(s, &rr, &again) != 0) verdict = "could not replay (schedule rejected)";
+            else {
+                verdict = same_failure(&r, &again)
+                              ? (again.interleaving_hash == r.interleaving_hash
+                                     ? "reproduced (same failure, same interleaving)"
+                                     : "reproduced the failure with a different interleaving")
+                              : (again.passed ? "did NOT reproduce (the replay passed)"
+                                              : "did NOT reproduce the same failure");
+                scn_run_out_free(&again);
+            }
+        }
+        if (!o->json) print_report(s, &ro, &r, verdict);
+    }
+    scn_run_out_free(&r);
+    return 0;
+}
+
+static void json_string(const char *s) {
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') printf("\\%c", *s);
+        else if ((unsigned char)*s < 0x20) printf("\\u%04x", *s);
+        else putchar(*s);
+    }
+    putchar('"');
+}
+
+static int cmd_run(int argc, char **argv) {
+    const char **files = calloc((size_t)argc, sizeof *files);
+    scn_scenario **scns;
+    options o;
+    int nfiles, i, rc = 0, bad = 0;
+    if (!files) return 2;
+    if (parse_options(argc, argv, 2, &o, files, &nfiles) != 0) { free(files); return 2; }
+    if (nfiles == 0) { free(files); return usage("run needs at least one FILE"); }
+    scns = calloc((size_t)nfiles, sizeof *scns);
+    if (!scns) { free(files); return 2; }
+    /* every file parses before anything runs: bad input is exit 2 */
+    for (i = 0; i < nfiles; i++) {
+        scn_error e;
+        scns[i] = scn_parse_file(files[i], &e);
+        if (!scns[i]) { print_parse_error(files[i], &e); bad = 1; }
+    }
+    if (bad) rc = 2;
+    for (i = 0; i < nfiles && !bad; i++) {
+        scn_scenario *s = scns[i];
+        tally t;
+        uint64_t k, max_choice = 0;
+        int st;
+        double t0;
+        memset(&t, 0, sizeof t);
+        if (s->fail_fast_build != (TPHEAL_FAIL_FAST != 0) && s->fail_fast_build) {
+            int r = run_sibling(argc, argv, s->path);
+            if (r > rc) rc = r;
+            continue;
+        }
+        t0 = wall_seconds();
+        for (st = 0; st < 2; st++) {
+            if (!(o.strategies & (1 << st))) continue;
+            for (k = 0; k < o.seeds; k++) {
+                int r = run_one_seed(s, &o, st, o.first_seed + k, &t, &max_choice);
+                if (r == 2) { rc = 2; break; }
+            }
+        }
+        t.seconds = wall_seconds() - t0;
+        if (t.failures && rc < 1) rc = 1;
+        if (o.json) {
+            printf("{\"scenario\":");
+            json_string(s->path);
+            printf(",\"purpose\":");
+            json_string(s->purpose);
+            printf(",\"build\":\"%s\",\"runs\":%llu,\"failures\":%llu,\"steps\":%llu,\"max_choice_points\":%llu,"
+                   "\"seconds\":%.3f,\"schedules_per_sec\":%.1f}\n",
+                   BUILD_KIND, (unsigned long long)t.runs, (unsigned long long)t.failures,
+                   (unsigned long long)t.steps, (unsigned long long)max_choice, t.seconds,
+                   t.seconds > 0 ? (double)t.runs / t.seconds : 0.0);
+        } else {
+            printf("%s %s  runs=%llu failures=%llu schedules/s=%.1f steps/run=%.0f\n", t.failures ? "FAIL" : "PASS",
+                   s->path, (unsigned long long)t.runs, (unsigned long long)t.failures,
+                   t.seconds > 0 ? (double)t.runs / t.seconds : 0.0,
+                   t.runs ? (double)t.steps / (double)t.runs : 0.0);
+        }
+        fflush(stdout);
+    }
+    for (i = 0; i < nfiles; i++) scn_free(scns[i]);
+    free(scns);
+    free(files);
+    return rc;
+}
+
+/* ---- replay ---------------------------------------------------------------------- */
+
+static int cmd_replay(int argc, char **argv) {
+    const char *files[4];
+    options o;
+    int nfiles = 0, i;
+    scn_scenario *s;
+    scn_error e;
+    scn_run_opts ro;
+    scn_run_out r;
+    const char **all = calloc((size_t)argc, sizeof *all);
+    if (!all) return 2;
+    if (parse_options(argc, argv, 2, &o, all, &nfiles) != 0) { free(all); return 2; }
+    if (nfiles != 1) { free(all); return usage("replay takes exactly one FILE"); }
+    for (i = 0; i < nfiles && i < 4; i++) files[i] = all[i];
+    free(all);
+    if (!o.one_seed && !o.schedule) return usage("replay needs --seed S or --schedule STRING");
+    s = scn_parse_file(files[0], &e);
+    if (!s) { print_parse_error(files[0], &e); return 2; }
+    if (s->fail_fast_build && !TPHEAL_FAIL_FAST) {
+        int rc = run_sibling(argc, argv, files[0]);
+        scn_free(s);
+        return rc;
+    }
+    memset(&ro, 0, sizeof ro);
+    ro.seed = o.first_seed;
+    ro.strategy = o.strategies == 2 ? 1 : 0;
+    ro.depth = o.depth;
+    ro.pct_steps = o.pct_steps;
+    ro.schedule = o.schedule;
+    if (scn_run(s, &ro, &r) != 0) {
+        fprintf(stderr, "%s\n", r.failures ? r.failures : "bad schedule");
+        scn_run_out_free(&r);
+        scn_free(s);
+        return 2;
+    }
+    if (r.passed) {
+        printf("PASS %s  status: %s  steps: %llu  interleaving: %016llx\n", s->path,
+               sched_status_name((sched_status)r.status), (unsigned long long)r.steps,
+               (unsigned long long)r.interleaving_hash);
+        print_indented("last trace records", r.trace_tail);
+        if (r.schedule) printf("  schedule: %s\n", r.schedule);
+    } else {
+        print_report(s, &ro, &r, NULL);
+    }
+    i = r.passed ? 0 : 1;
+    scn_run_out_free(&r);
+    scn_free(s);
+    return i;
+}
+
+/* ---- list -------------------------------------------------------------------------- */
+
+#ifndef _WIN32
+#include <dirent.h>
+#endif
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static void list_scenarios(const char *dir) {
+#ifndef _WIN32
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    char **names = NULL;
+    size_t n = 0, cap = 0, i;
+    if (!d) { printf("scenarios: (no directory %s)\n", dir); return; }
+    while ((de = readdir(d)) != NULL) {
+        size_t l = strlen(de->d_name);
+        if (l < 5 || strcmp(de->d_name + l - 4, ".scn") != 0) continue;
+        if (n == cap) {
+            char **nn = realloc(names, (cap = cap ? cap * 2 : 32) * sizeof *names);
+            if (!nn) break;
+            names = nn;
+        }
+        names[n++] = scn_strdup(de->d_name);
+    }
+    closedir(d);
+    qsort(names, n, sizeof *names, cmp_str);
+    printf("scenarios in %s:\n", dir);
+    for (i = 0; i < n; i++) {
+        scn_text path = {0};
+        scn_error e;
+        scn_scenario *s;
+        scn_text_printf(&path, "%s/%s", dir, names[i]);
+        s = scn_parse_file(path.s, &e);
+        if (s) printf("  %-44s %s%s\n", names[i], s->purpose, s->fail_fast_build ? "  [fail-fast build]" : "");
+        else printf("  %-44s (does not parse: %d:%d: %s)\n", names[i], e.line, e.col, e.msg);
+        scn_free(s);
+        scn_text_free(&path);
+        free(names[i]);
+    }
+    free(names);
+#else
+    printf("scenarios: list them with dir %s\\*.scn\n", dir);
+#endif
+}
+
+static int cmd_list(int argc, char **argv) {
+    size_t i;
+    int k;
+    list_scenarios(argc > 2 ? argv[2] : "scenarios");
+    printf("trace points (target/name; * = carries a pool):\n");
+    for (i = 0; i < scn_trace_point_count(); i++)
+        printf("  %s/%s%s\n", scn_trace_point_target((int)i), scn_trace_point_name((int)i),
+               scn_trace_point_has_pool((int)i) ? " *" : "");
+    printf("operations (operand kinds):\n");
+    for (k = 0; k < SCN_OP_KIND_COUNT; k++) {
+        unsigned m = scn_op_operand_kinds((scn_op_kind)k);
+        int j;
+        printf("  %-20s", scn_op_name((scn_op_kind)k));
+        for (j = 0; j < SCN_OBJ_KIND_COUNT; j++)
+            if (m & (1u << j)) printf(" %s", scn_obj_kind_name((scn_obj_kind)j));
+        printf("\n");
+    }
+    printf("object kinds:");
+    for (k = 0; k < SCN_OBJ_KIND_COUNT; k++) printf(" %s", scn_obj_kind_name((scn_obj_kind)k));
+    printf("\nentry fields:");
+    for (k = 0; k < SCN_FIELD_COUNT; k++) printf(" %s", scn_field_name((scn_field)k));
+    printf("\nfaults:");
+    for (k = 0; k < SCN_FAULT_KIND_COUNT; k++) printf(" %s", scn_fault_name((scn_fault_kind)k));
+    printf("\n");
+    return 0;
+}
+
+/* ---- bench ------------------------------------------------------------------------- */
+
+/* The reference scenario: three threads race a cancellation, a tick and a
+ * retirement on the default pool; a few hundred scheduling points a run. */
+static const char bench_scenario[] =
+    "# purpose: bench reference: a cancellation, a tick and a retirement racing\n"
+    "event E manual\n"
+    "wait X event E\n"
+    "work W\n"
+    "thread canceller\n"
+    "  arm X\n"
+    "  signal E\n"
+    "  try_cancel_pending X\n"
+    "  submit W\n"
+    "end\n"
+    "thread ticker\n"
+    "  tick\n"
+    "  tick\n"
+    "end\n"
+    "thread retirer\n"
+    "  retire_idle\n"
+    "  sleep 1ms\n"
+    "  retire_idle\n"
+    "end\n";
+
+static int cmd_bench(int argc, char **argv) {
+    uint64_t n = 200, i, steps = 0, failures = 0;
+    scn_error e;
+    scn_scenario *s;
+    double t0, secs, raw;
+    if (argc > 3 && strcmp(argv[2], "--seeds") == 0 && !parse_u64(argv[3], &n)) return usage("--seeds needs a number");
+    s = scn_parse("bench", bench_scenario, sizeof bench_scenario - 1, &e);
+    if (!s) { print_parse_error("bench", &e); return 2; }
+    t0 = wall_seconds();
+    for (i = 0; i < n; i++) {
+        scn_run_opts ro;
+        scn_run_out r;
+        memset(&ro, 0, sizeof ro);
+        ro.seed = i;
+        ro.strategy = (int)(i & 1);
+        ro.depth = 3;
+        if (scn_run(s, &ro, &r) == 0) {
+            steps += r.steps;
+            if (!r.passed) failures++;
+        }
+        scn_run_out_free(&r);
+    }
+    secs = wall_seconds() - t0;
+    raw = sched_bench_raw_switches_per_sec(2000000);
+    printf("bench: %llu runs in %.3f s (%llu failed)\n", (unsigned long long)n, secs, (unsigned long long)failures);
+    printf("  schedules/s:            %.1f\n", secs > 0 ? (double)n / secs : 0.0);
+    printf("  scheduling points/run:  %.1f\n", n ? (double)steps / (double)n : 0.0);
+    printf("  scheduling points/s:    %.0f\n", secs > 0 ? (double)steps / secs : 0.0);
+    printf("  raw fiber switches/s:   %.0f\n", raw);
+    printf("  points/s : raw switches/s = 1 : %.1f\n", steps && secs > 0 ? raw / ((double)steps / secs) : 0.0);
+    scn_free(s);
+    return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv) {
+    argv0 = argv[0];
+    if (argc < 2) return usage(NULL);
+    if (strcmp(argv[1], "run") == 0) return cmd_run(argc, argv);
+    if (strcmp(argv[1], "replay") == 0) return cmd_replay(argc, argv);
+    if (strcmp(argv[1], "list") == 0) return cmd_list(argc, argv);
+    if (strcmp(argv[1], "bench") == 0) return cmd_bench(argc, argv);
+    if (strcmp(argv[1], "--version") == 0) { printf("tpheal-harness %s (%s core)\n", TPHEAL_BUILD_ID, BUILD_KIND); return 0; }
+    return usage("unknown command");
+}

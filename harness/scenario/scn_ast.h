@@ -1,0 +1,273 @@
+/* The parsed form of a scenario file (docs/scenarios.md is the language
+ * reference).  Everything is owned by the scn_scenario and freed by
+ * scn_free; names are indices into the scenario's tables, resolved by the
+ * parser, so the runner never looks a name up. */
+#ifndef TPHEAL_SCN_AST_H
+#define TPHEAL_SCN_AST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SCN_NAME_MAX 32
+/* Time in the scenario is virtual and counted in rt_now units (100 ns). */
+#define SCN_MS 10000ull
+#define SCN_DEFAULT_POOL 0 /* pools[0] is always the process default pool */
+
+typedef enum scn_stall {
+    SCN_STALL_UNSET = 0, /* the sim's default */
+    SCN_STALL_NEVER,     /* the pool never severs */
+    SCN_STALL_ALWAYS,    /* severs whenever the trigger lands on a cold pool */
+    SCN_STALL_PERCENT    /* ... with the given percentage (seeded) */
+} scn_stall;
+
+typedef struct scn_pool {
+    char name[SCN_NAME_MAX];
+    bool is_default;
+    bool has_min, has_max;
+    uint32_t min, max;
+    scn_stall stall;
+    uint32_t stall_percent;
+    int line;
+} scn_pool;
+
+typedef enum scn_obj_kind {
+    SCN_OBJ_EVENT = 0,
+    SCN_OBJ_WORK,
+    SCN_OBJ_WAIT,
+    SCN_OBJ_TIMER,
+    SCN_OBJ_PERIODIC,
+    SCN_OBJ_IO,
+    SCN_OBJ_GROUP,
+    SCN_OBJ_KIND_COUNT
+} scn_obj_kind;
+
+typedef struct scn_block scn_block;
+
+typedef struct scn_obj {
+    char name[SCN_NAME_MAX];
+    scn_obj_kind kind;
+    int pool;    /* index into pools; groups and members: the group's pool */
+    int group;   /* index into objs of the group it is created in, or -1 */
+    int event;   /* waits: index into objs of the event watched */
+    uint64_t period; /* periodic: period (rt units) */
+    bool manual_reset, initially_set; /* events */
+    bool cancel_callback;             /* groups: install a cancel callback */
+    bool created_by_thread;           /* some thread runs `create NAME` */
+    int callback;                     /* index into callbacks, or -1 */
+    int line;
+} scn_obj;
+
+typedef enum scn_op_kind {
+    SCN_OP_CREATE = 0,
+    SCN_OP_SUBMIT,          /* work */
+    SCN_OP_ARM,             /* wait arm / timer set / periodic start / io start */
+    SCN_OP_SIGNAL,          /* event set */
+    SCN_OP_RESET,           /* event reset */
+    SCN_OP_DISARM,          /* wait disarm / timer disarm / periodic stop */
+    SCN_OP_TRY_CANCEL,      /* tph_wait_try_cancel_pending */
+    SCN_OP_CANCEL_UNTRACKED,/* tph_wait_try_cancel_pending_no_heal_tracking */
+    SCN_OP_CANCEL_PENDING,  /* work / timer cancel_pending */
+    SCN_OP_WAIT,            /* *_wait (drain) */
+    SCN_OP_STOP_AND_DRAIN,
+    SCN_OP_CLOSE,
+    SCN_OP_RELEASE,         /* group release: mode draining / cancelling / untracked */
+    SCN_OP_COMPLETE,        /* io: the sim completes one started operation */
+    SCN_OP_IO_CANCEL,       /* tph_io_cancel */
+    SCN_OP_RUN_DOWN,        /* tph_io_run_down */
+    SCN_OP_TICK,            /* tph_heal_tick */
+    SCN_OP_RETIRE_IDLE,     /* tph_heal_retire_idle */
+    SCN_OP_RETIRE_WORKERS,  /* sim: the pool's idle workers exit (the pool goes cold) */
+    SCN_OP_SLEEP,           /* virtual time */
+    SCN_OP_YIELD,           /* a bare scheduling point */
+    SCN_OP_REPEAT,          /* body repeated count times */
+    SCN_OP_ASSERT,          /* an expression checked when the thread gets there */
+    SCN_OP_KIND_COUNT
+} scn_op_kind;
+
+typedef enum scn_release_mode {
+    SCN_RELEASE_DRAINING = 0,
+    SCN_RELEASE_CANCELLING,
+    SCN_RELEASE_UNTRACKED
+} scn_release_mode;
+
+/* Expected result of an operation (`=> EBUSY`).  SCN_RESULT_ANY accepts all. */
+#define SCN_RESULT_ANY (-1)
+
+typedef enum scn_term_kind {
+    SCN_TERM_NUMBER = 0,
+    SCN_TERM_FIELD,    /* pool.field: a heal entry field (or `exists`) */
+    SCN_TERM_COUNT,    /* count(event[, pool]) */
+    SCN_TERM_CALLS,    /* calls(object): callbacks run */
+    SCN_TERM_BLOCKED,  /* blocked(label): virtual time the labelled op took */
+    SCN_TERM_SEVERED,  /* severed(pool): 1 when the sim reports the pool severed */
+    SCN_TERM_ENTRIES,  /* entries: tph_heal_entry_count() */
+    SCN_TERM_HEALER,   /* healer: 1 when tph_heal_healer_running() */
+    SCN_TERM_NOW       /* now: virtual time */
+} scn_term_kind;
+
+typedef enum scn_field {
+    SCN_FIELD_EXISTS = 0,
+    SCN_FIELD_OBJECTS,
+    SCN_FIELD_LAST_CANCELLED,
+    SCN_FIELD_LAST_STARTED,
+    SCN_FIELD_LAST_SUBMITTED,
+    SCN_FIELD_OUTSTANDING,
+    SCN_FIELD_OVERDUE_EPISODES,
+    SCN_FIELD_REPAIRS_RUN,
+    SCN_FIELD_UNHEALED,
+    SCN_FIELD_COUNT
+} scn_field;
+
+typedef struct scn_term {
+    scn_term_kind kind;
+    uint64_t number;
+    int pool;       /* FIELD, COUNT (-1 = any), SEVERED */
+    scn_field field;
+    int event;      /* COUNT: index into scn_trace_points() */
+    int obj;        /* CALLS */
+    int label;      /* BLOCKED: index into labels */
+    char label_name[SCN_NAME_MAX]; /* BLOCKED, until resolved */
+    int label_col;
+} scn_term;
+
+typedef enum scn_cmp { SCN_EQ = 0, SCN_NE, SCN_LT, SCN_LE, SCN_GT, SCN_GE } scn_cmp;
+
+typedef struct scn_expr {
+    scn_term lhs, rhs;
+    scn_cmp cmp;
+    int line, col;
+    char text[96]; /* the source text, for reports */
+} scn_expr;
+
+typedef struct scn_op {
+    scn_op_kind kind;
+    int obj;            /* target object, or pool for RETIRE_WORKERS, or -1 */
+    uint64_t count;     /* REPEAT count; COMPLETE bytes */
+    uint64_t time;      /* SLEEP duration; ARM: timeout/due (rt units) */
+    uint64_t window;    /* ARM: timer window (rt units) */
+    bool forever;       /* ARM wait: no timeout */
+    bool has_time;      /* ARM: a time was given */
+    scn_release_mode release;
+    int expect;         /* tph_err expected, or SCN_RESULT_ANY */
+    int label;          /* index into labels, or -1 */
+    scn_block *body;    /* REPEAT */
+    scn_expr *expr;     /* ASSERT */
+    int line, col;
+} scn_op;
+
+struct scn_block {
+    scn_op *ops;
+    size_t n, cap;
+};
+
+typedef struct scn_thread {
+    char name[SCN_NAME_MAX];
+    scn_block body;
+    int line;
+} scn_thread;
+
+/* `callback X ... end`: ops run inside every callback of X. */
+typedef struct scn_callback {
+    int obj;
+    scn_block body;
+    int line;
+} scn_callback;
+
+typedef enum scn_hold_release { SCN_HOLD_FOR = 0, SCN_HOLD_UNTIL } scn_hold_release;
+
+typedef struct scn_hold {
+    int point;        /* index into scn_trace_points() */
+    int pool;         /* -1: any pool */
+    uint32_t nth;     /* hold the nth matching record (1 = first) */
+    bool every;       /* hold every matching record from the nth on */
+    scn_hold_release release;
+    uint64_t duration;   /* FOR */
+    int until_point;     /* UNTIL */
+    int until_pool;      /* UNTIL: -1 any */
+    int line;
+} scn_hold;
+
+/* Faults are armed after the scenario's pools exist and before any object is
+ * created, so `nth` counts the calls the scenario's objects, the registry and
+ * the healer make from then on.  The healer is the only creator of pools
+ * after that point, so healer-start is pool-create under its usual name. */
+typedef enum scn_fault_kind {
+    SCN_FAULT_WORK_CREATE = 0, /* CreateThreadpoolWork (pool filter optional) */
+    SCN_FAULT_WAIT_CREATE,
+    SCN_FAULT_TIMER_CREATE,
+    SCN_FAULT_IO_CREATE,
+    SCN_FAULT_GROUP_CREATE,
+    SCN_FAULT_EVENT_CREATE,
+    SCN_FAULT_POOL_CREATE,
+    SCN_FAULT_HEALER_START,    /* = POOL_CREATE */
+    SCN_FAULT_ALLOC,           /* tph_os_alloc */
+    SCN_FAULT_KIND_COUNT
+} scn_fault_kind;
+
+typedef struct scn_fault {
+    scn_fault_kind kind;
+    int pool;        /* creates with an environment: only calls on this pool; -1 any */
+    uint32_t nth;    /* 1-based */
+    bool onward;     /* every matching call from the nth on fails */
+    int line;
+} scn_fault;
+
+typedef enum scn_outcome {
+    SCN_OUTCOME_NORMAL = 0,  /* the run must finish cleanly */
+    SCN_OUTCOME_FAIL_FAST,   /* the run must end by fail-fast */
+    SCN_OUTCOME_DEADLOCK,    /* the run must deadlock */
+    SCN_OUTCOME_MISUSE       /* the sim must report a misuse */
+} scn_outcome;
+
+typedef struct scn_label {
+    char name[SCN_NAME_MAX];
+    int line;
+} scn_label;
+
+typedef struct scn_scenario {
+    char *path;
+    char purpose[160];
+    uint64_t content_hash; /* FNV-1a of the file bytes */
+    bool fail_fast_build;
+    uint64_t settle;       /* extra virtual time to run after the threads end */
+    scn_outcome outcome;
+    char outcome_text[64]; /* MISUSE: substring the report must contain ("" any) */
+    bool allow_severed;    /* `expect severed P`-style scenarios opt out of that oracle */
+
+    scn_pool *pools; size_t npools;
+    scn_obj *objs; size_t nobjs;
+    scn_thread *threads; size_t nthreads;
+    scn_callback *callbacks; size_t ncallbacks;
+    scn_hold *holds; size_t nholds;
+    scn_fault *faults; size_t nfaults;
+    scn_expr *expects; size_t nexpects;
+    scn_label *labels; size_t nlabels;
+} scn_scenario;
+
+typedef struct scn_error {
+    int line, col;
+    char msg[200];
+} scn_error;
+
+/* Parses `len` bytes of scenario text.  Returns NULL and fills *err on bad
+ * input (never crashes, never reads past len).  `path` is copied. */
+scn_scenario *scn_parse(const char *path, const char *text, size_t len, scn_error *err);
+/* Reads and parses a file; an unreadable file is reported at line 0. */
+scn_scenario *scn_parse_file(const char *path, scn_error *err);
+void scn_free(scn_scenario *);
+
+/* Names the language knows (tables in scn_names.c). */
+size_t scn_trace_point_count(void);
+const char *scn_trace_point_name(int i);
+const char *scn_trace_point_target(int i);
+int scn_trace_point_find(const char *name);
+bool scn_trace_point_has_pool(int i); /* the record's `a` is a pool key */
+const char *scn_op_name(scn_op_kind);
+const char *scn_obj_kind_name(scn_obj_kind);
+const char *scn_field_name(scn_field);
+const char *scn_fault_name(scn_fault_kind);
+/* What each operation applies to: a bit per scn_obj_kind (0 = no operand). */
+unsigned scn_op_operand_kinds(scn_op_kind);
+
+#endif

@@ -1,0 +1,884 @@
+/* The scenario runner (scn_run.h).  One run is one simulated process:
+ *   main rt thread: sim_process_begin, hook, pools, faults, objects,
+ *   spawn + join the scenario threads, settle (virtual time), oracles,
+ *   close what is left, settle again, the registry oracle;
+ * the driver then ends the simulated process and resets the core.
+ * Everything a report prints is names and counts -- no address, no real time
+ * -- so the same seed prints the same bytes. */
+#include "scn_run.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tpheal/tpheal.h>
+
+#include "object.h"
+#include "process_state.h"
+#include "rt.h"
+#include "rt_native.h"
+#include "rt_sched.h"
+#include "scn_text.h"
+#include "sim.h"
+
+#define TRACE_TAIL 40
+#define MAX_FAILURES 20
+
+typedef struct obj_state {
+    void *h;              /* tph_work*, tph_wait*, ... (NULL until created) */
+    void *file;           /* io: the sim file */
+    bool created, dead;   /* dead: closed, or released by its group */
+    const void *os;       /* the sim handle, for its stats (kept after death) */
+    uint64_t calls;       /* callbacks run (counted on entry) */
+    uint64_t arms;        /* successful submits / arms / starts */
+    uint64_t io_cancels;
+    uint64_t group_cancels;
+} obj_state;
+
+typedef struct hold_state {
+    uint32_t matched;
+    bool done;            /* a non-`every` hold parks once */
+    uint64_t parks;
+    rt_waitq q;
+} hold_state;
+
+typedef struct tail_rec {
+    uint32_t thread;
+    uint64_t time;
+    const char *target, *event;
+    int pool;             /* index, or -1 */
+    uint64_t a, b;
+} tail_rec;
+
+typedef struct run_state {
+    const scn_scenario *s;
+    rt_lock lock;                 /* guards everything below touched by >1 thread */
+    tph_pool **pools;             /* [npools]; [0] = NULL (default) */
+    uintptr_t *keys;              /* pool keys */
+    obj_state *objs;
+    hold_state *holds;
+    uint64_t *label_time;
+    uint64_t *counts;             /* [npoints * (npools + 1)]: slot npools = any */
+    size_t npoints;
+    uintptr_t healer_key;
+    bool healer_key_known;
+    /* trace tail ring */
+    tail_rec tail[TRACE_TAIL];
+    uint64_t tail_n;
+    /* point lookup cache: event strings are static, so compare pointers first */
+    const char *cache_ev[64];
+    int cache_ix[64];
+    /* failures */
+    scn_text fail;
+    int nfail;
+    bool main_done;
+    scn_text misuse;
+} run_state;
+
+static run_state R;
+
+/* ---- failures ------------------------------------------------------------ */
+
+static void failf(const char *fmt, ...) SCN_PRINTF(1, 2);
+
+#include <stdarg.h>
+static void failf(const char *fmt, ...) {
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    rt_lock_acquire(&R.lock);
+    if (R.nfail < MAX_FAILURES) scn_text_printf(&R.fail, "%s\n", buf);
+    else if (R.nfail == MAX_FAILURES) scn_text_printf(&R.fail, "(more failures not shown)\n");
+    R.nfail++;
+    rt_lock_release(&R.lock);
+}
+
+static const char *err_name(int e) {
+    switch (e) {
+    case 0: return "ok";
+    case 1: return "EINVAL";
+    case 2: return "ENOMEM";
+    case 3: return "EBUSY";
+    default: return "any";
+    }
+}
+
+/* ---- trace hook: counts, the tail, holds ---------------------------------- */
+
+static int pool_index_of_key(uintptr_t key) {
+    size_t i;
+    for (i = 0; i < R.s->npools; i++)
+        if (R.keys[i] == key && (i == 0 || R.pools[i])) return (int)i;
+    return -1;
+}
+
+static int point_of(const char *ev) {
+    unsigned h = (unsigned)(((uintptr_t)ev >> 3) & 63u);
+    int ix;
+    if (R.cache_ev[h] == ev) return R.cache_ix[h];
+    ix = scn_trace_point_find(ev);
+    R.cache_ev[h] = ev;
+    R.cache_ix[h] = ix;
+    return ix;
+}
+
+static bool hold_matches_pool(int want, int pool) { return want < 0 || want == pool; }
+
+static void hook(const tph_trace_record *rec, void *ctx) {
+    int pt, pool = -1;
+    size_t i;
+    (void)ctx;
+    rt_lock_acquire(&R.lock);
+    pt = point_of(rec->event);
+    if (pt >= 0 && scn_trace_point_has_pool(pt)) pool = pool_index_of_key((uintptr_t)rec->a);
+    {
+        tail_rec *t = &R.tail[R.tail_n % TRACE_TAIL];
+        t->thread = rec->thread;
+        t->time = rec->time;
+        t->target = rec->target;
+        t->event = rec->event;
+        t->pool = pool;
+        t->a = (pt >= 0 && scn_trace_point_has_pool(pt)) ? 0 : rec->a;
+        t->b = rec->b;
+        R.tail_n++;
+    }
+    if (pt < 0) {
+        rt_lock_release(&R.lock);
+        return;
+    }
+    if (strcmp(rec->event, "healer-started") == 0) {
+        R.healer_key = (uintptr_t)rec->a;
+        R.healer_key_known = true;
+    }
+    R.counts[(size_t)pt * (R.s->npools + 1) + R.s->npools]++;
+    if (pool >= 0) R.counts[(size_t)pt * (R.s->npools + 1) + (size_t)pool]++;
+    /* releases first: an until-event wakes the holds waiting for it */
+    for (i = 0; i < R.s->nholds; i++) {
+        const scn_hold *h = &R.s->holds[i];
+        if (h->release == SCN_HOLD_UNTIL && h->until_point == pt && hold_matches_pool(h->until_pool, pool))
+            rt_wake_all(&R.holds[i].q);
+    }
+    for (i = 0; i < R.s->nholds; i++) {
+        const scn_hold *h = &R.s->holds[i];
+        hold_state *hs = &R.holds[i];
+        if (h->point != pt || !hold_matches_pool(h->pool, pool) || hs->done) continue;
+        hs->matched++;
+        if (hs->matched < h->nth) continue;
+        if (!h->every) hs->done = true;
+        hs->parks++;
+        if (h->release == SCN_HOLD_FOR) {
+            uint64_t deadline = rt_now() + h->duration;
+            while (rt_now() < deadline) rt_wait(&hs->q, &R.lock, deadline, "scenario hold (for)");
+        } else {
+            /* Released once the until-event has been recorded at all: if it
+             * came first, the order the hold exists to force already holds. */
+            size_t slot = (size_t)h->until_point * (R.s->npools + 1) +
+                          (h->until_pool < 0 ? R.s->npools : (size_t)h->until_pool);
+            while (R.counts[slot] == 0) rt_wait(&hs->q, &R.lock, RT_FOREVER, "scenario hold (until)");
+        }
+    }
+    rt_lock_release(&R.lock);
+}
+
+/* ---- objects ---------------------------------------------------------------- */
+
+typedef struct exec_ctx {
+    const char *who; /* thread name or "callback X" */
+} exec_ctx;
+
+static void exec_block(exec_ctx *, const scn_block *);
+
+static void run_callback(int obj) {
+    const scn_obj *o = &R.s->objs[obj];
+    rt_lock_acquire(&R.lock);
+    R.objs[obj].calls++;
+    rt_lock_release(&R.lock);
+    if (o->callback >= 0) {
+        char who[SCN_NAME_MAX + 16];
+        exec_ctx c;
+        snprintf(who, sizeof who, "callback %s", o->name);
+        c.who = who;
+        exec_block(&c, &R.s->callbacks[o->callback].body);
+    }
+}
+
+/* ctx carries the object index (not a pointer into our tables, so a report
+ * could print it without an address). */
+#define IX(ctx) ((int)(intptr_t)(ctx))
+static void work_cb(tph_work *w, void *ctx) { (void)w; run_callback(IX(ctx)); }
+static void wait_cb(tph_wait *w, void *ctx, tph_wait_result r) { (void)w; (void)r; run_callback(IX(ctx)); }
+static void timer_cb(tph_timer *t, void *ctx) { (void)t; run_callback(IX(ctx)); }
+static void periodic_cb(tph_periodic *p, void *ctx) { (void)p; run_callback(IX(ctx)); }
+static void io_cb(tph_io *io, void *ctx, void *ov, uint32_t res, uintptr_t bytes) {
+    (void)io; (void)ov; (void)res; (void)bytes;
+    run_callback(IX(ctx));
+}
+static void group_cancel_cb(void *object_ctx, void *cleanup_ctx) {
+    (void)cleanup_ctx;
+    rt_lock_acquire(&R.lock);
+    R.objs[IX(object_ctx)].group_cancels++;
+    rt_lock_release(&R.lock);
+}
+
+static void env_of(int obj, tph_env *env) {
+    const scn_obj *o = &R.s->objs[obj];
+    tph_env_init(env);
+    if (o->pool != SCN_DEFAULT_POOL) tph_env_set_pool(env, R.pools[o->pool]);
+    if (o->group >= 0) tph_env_set_group(env, (tph_group *)R.objs[o->group].h);
+}
+
+static const void *os_of(int obj) {
+    const scn_obj *o = &R.s->objs[obj];
+    void *h = R.objs[obj].h;
+    if (!h) return NULL;
+    switch (o->kind) {
+    case SCN_OBJ_EVENT: return tph_handle_os((tph_handle *)h);
+    case SCN_OBJ_GROUP: return tph_group_os((tph_group *)h);
+    default: return (const void *)(uintptr_t)((tph_object *)h)->id;
+    }
+}
+
+static tph_err create_obj(int obj) {
+    const scn_obj *o = &R.s->objs[obj];
+    obj_state *st = &R.objs[obj];
+    void *ctx = (void *)(intptr_t)obj;
+    tph_env env;
+    tph_err e = TPH_EINVAL;
+    void *h = NULL;
+    if (st->created) return TPH_EBUSY;
+    env_of(obj, &env);
+    switch (o->kind) {
+    case SCN_OBJ_EVENT: e = tph_event_create((tph_handle **)&h, o->manual_reset, o->initially_set); break;
+    case SCN_OBJ_WORK: e = tph_work_create((tph_work **)&h, work_cb, ctx, &env); break;
+    case SCN_OBJ_WAIT:
+        if (!R.objs[o->event].created || R.objs[o->event].dead) {
+            failf("line %d: wait %s: its event %s is not open", o->line, o->name, R.s->objs[o->event].name);
+            return TPH_EINVAL;
+        }
+        e = tph_wait_create((tph_wait **)&h, (tph_handle *)R.objs[o->event].h, wait_cb, ctx, &env);
+        break;
+    case SCN_OBJ_TIMER: e = tph_timer_create((tph_timer **)&h, timer_cb, ctx, &env); break;
+    case SCN_OBJ_PERIODIC:
+        e = tph_periodic_create((tph_periodic **)&h, o->period / SCN_MS, periodic_cb, ctx, &env);
+        break;
+    case SCN_OBJ_IO:
+        st->file = sim_file_create();
+        e = tph_io_create((tph_io **)&h, st->file, io_cb, ctx, &env);
+        break;
+    case SCN_OBJ_GROUP:
+        e = tph_group_create((tph_group **)&h, o->cancel_callback ? group_cancel_cb : NULL);
+        if (e == TPH_OK && o->pool != SCN_DEFAULT_POOL) { /* members carry the pool */ }
+        break;
+    default: break;
+    }
+    if (e == TPH_OK) {
+        st->h = h;
+        st->created = true;
+        st->os = os_of(obj);
+    }
+    return e;
+}
+
+/* An operation on an object that is not open would hand the core a dead
+ * pointer: that is a mistake in the scenario, reported, never performed. */
+static bool live(const scn_op *op, exec_ctx *c) {
+    const obj_state *st = &R.objs[op->obj];
+    if (st->created && !st->dead) return true;
+    failf("line %d: %s: `%s %s` on an object that is %s", op->line, c->who, scn_op_name(op->kind),
+          R.s->objs[op->obj].name, st->created ? "closed" : "not created");
+    return false;
+}
+
+static void mark_group_released(int g) {
+    size_t i;
+    for (i = 0; i < R.s->nobjs; i++)
+        if (R.s->objs[i].group == g && R.objs[i].created) R.objs[i].dead = true;
+}
+
+/* ---- expressions ----------------------------------------------------------- */
+
+static uint64_t term_value(const scn_term *t, bool *ok) {
+    tph_heal_entry_info info;
+    switch (t->kind) {
+    case SCN_TERM_NUMBER: return t->number;
+    case SCN_TERM_FIELD: {
+        bool exists = (t->pool == SCN_DEFAULT_POOL || R.pools[t->pool]) &&
+                      tph_heal_entry_get(R.keys[t->pool], &info);
+        if (!exists) memset(&info, 0, sizeof info);
+        switch (t->field) {
+        case SCN_FIELD_EXISTS: return exists;
+        case SCN_FIELD_OBJECTS: return info.objects;
+        case SCN_FIELD_LAST_CANCELLED: return info.last_cancelled;
+        case SCN_FIELD_LAST_STARTED: return info.last_started;
+        case SCN_FIELD_LAST_SUBMITTED: return info.last_submitted;
+        case SCN_FIELD_OUTSTANDING: return info.outstanding;
+        case SCN_FIELD_OVERDUE_EPISODES: return info.overdue_episodes;
+        case SCN_FIELD_REPAIRS_RUN: return info.repairs_run;
+        case SCN_FIELD_UNHEALED: return info.unhealed;
+        default: *ok = false; return 0;
+        }
+    }
+    case SCN_TERM_COUNT: {
+        uint64_t v;
+        rt_lock_acquire(&R.lock);
+        v = R.counts[(size_t)t->event * (R.s->npools + 1) + (t->pool < 0 ? R.s->npools : (size_t)t->pool)];
+        rt_lock_release(&R.lock);
+        return v;
+    }
+    case SCN_TERM_CALLS: {
+        uint64_t v;
+        rt_lock_acquire(&R.lock);
+        v = R.objs[t->obj].calls;
+        rt_lock_release(&R.lock);
+        return v;
+    }
+    case SCN_TERM_BLOCKED: return R.label_time[t->label];
+    case SCN_TERM_SEVERED: {
+        sim_pool_stats ps;
+        if (!sim_pool_stats_get(t->pool == SCN_DEFAULT_POOL ? NULL : tph_pool_os(R.pools[t->pool]), &ps))
+            return 0;
+        return ps.severed;
+    }
+    case SCN_TERM_ENTRIES: return tph_heal_entry_count();
+    case SCN_TERM_HEALER: return tph_heal_healer_running();
+    case SCN_TERM_NOW: return rt_now();
+    }
+    *ok = false;
+    return 0;
+}
+
+static bool eval(const scn_expr *e, uint64_t *l, uint64_t *r) {
+    bool ok = true;
+    *l = term_value(&e->lhs, &ok);
+    *r = term_value(&e->rhs, &ok);
+    switch (e->cmp) {
+    case SCN_EQ: return *l == *r;
+    case SCN_NE: return *l != *r;
+    case SCN_LT: return *l < *r;
+    case SCN_LE: return *l <= *r;
+    case SCN_GT: return *l > *r;
+    case SCN_GE: return *l >= *r;
+    }
+    return false;
+}
+
+static void check_expr(const scn_expr *e, const char *where) {
+    uint64_t l, r;
+    if (!eval(e, &l, &r))
+        failf("line %d: %s `%s` failed (left %llu, right %llu)", e->line, where, e->text,
+              (unsigned long long)l, (unsigned long long)r);
+}
+
+/* ---- operations ---------------------------------------------------------------- */
+
+static tph_err do_arm(const scn_op *op) {
+    const scn_obj *o = &R.s->objs[op->obj];
+    void *h = R.objs[op->obj].h;
+    switch (o->kind) {
+    case SCN_OBJ_WAIT:
+        return tph_wait_arm((tph_wait *)h, op->forever ? TPH_WAIT_FOREVER : (uint32_t)(op->time / SCN_MS));
+    case SCN_OBJ_TIMER:
+        return tph_timer_set_after((tph_timer *)h, op->time / SCN_MS, (uint32_t)(op->window / SCN_MS));
+    case SCN_OBJ_PERIODIC:
+        if (!op->has_time && op->window == 0) return tph_periodic_start((tph_periodic *)h);
+        if (op->window == 0)
+            return tph_periodic_start_after((tph_periodic *)h, op->time / SCN_MS);
+        return tph_periodic_start_with_window((tph_periodic *)h,
+                                              op->has_time ? op->time / SCN_MS : o->period / SCN_MS,
+                                              (uint32_t)(op->window / SCN_MS));
+    case SCN_OBJ_IO: return tph_io_start((tph_io *)h);
+    default: return TPH_EINVAL;
+    }
+}
+
+static tph_err do_disarm(const scn_op *op) {
+    void *h = R.objs[op->obj].h;
+    switch (R.s->objs[op->obj].kind) {
+    case SCN_OBJ_WAIT: return tph_wait_disarm((tph_wait *)h);
+    case SCN_OBJ_TIMER: return tph_timer_disarm((tph_timer *)h);
+    case SCN_OBJ_PERIODIC: return tph_periodic_stop((tph_periodic *)h);
+    default: return TPH_EINVAL;
+    }
+}
+
+static tph_err do_wait(const scn_op *op, bool stop) {
+    void *h = R.objs[op->obj].h;
+    switch (R.s->objs[op->obj].kind) {
+    case SCN_OBJ_WORK: return stop ? tph_work_stop_and_drain((tph_work *)h) : tph_work_wait((tph_work *)h);
+    case SCN_OBJ_WAIT: return stop ? tph_wait_stop_and_drain((tph_wait *)h) : tph_wait_wait((tph_wait *)h);
+    case SCN_OBJ_TIMER: return stop ? tph_timer_stop_and_drain((tph_timer *)h) : tph_timer_wait((tph_timer *)h);
+    case SCN_OBJ_PERIODIC:
+        return stop ? tph_periodic_stop_and_drain((tph_periodic *)h) : tph_periodic_wait((tph_periodic *)h);
+    default: return TPH_EINVAL;
+    }
+}
+
+static tph_err do_close(int obj) {
+    void *h = R.objs[obj].h;
+    tph_err e;
+    switch (R.s->objs[obj].kind) {
+    case SCN_OBJ_EVENT: e = tph_handle_close((tph_handle *)h); break;
+    case SCN_OBJ_WORK: e = tph_work_close((tph_work *)h); break;
+    case SCN_OBJ_WAIT: e = tph_wait_close((tph_wait *)h); break;
+    case SCN_OBJ_TIMER: e = tph_timer_close((tph_timer *)h); break;
+    case SCN_OBJ_PERIODIC: e = tph_periodic_close((tph_periodic *)h); break;
+    case SCN_OBJ_IO: e = tph_io_close((tph_io *)h); break;
+    case SCN_OBJ_GROUP: e = tph_group_close((tph_group *)h); break;
+    default: e = TPH_EINVAL; break;
+    }
+    if (e == TPH_OK) R.objs[obj].dead = true;
+    return e;
+}
+
+static int exec_op(exec_ctx *c, const scn_op *op) {
+    void *h = op->obj >= 0 ? NULL : NULL;
+    tph_err e = TPH_OK;
+    uint64_t t0 = rt_now();
+    bool has_result = true;
+    if (scn_op_operand_kinds(op->kind) && op->kind != SCN_OP_CREATE) {
+        if (!live(op, c)) return -1;
+        h = R.objs[op->obj].h;
+    }
+    switch (op->kind) {
+    case SCN_OP_CREATE: e = create_obj(op->obj); break;
+    case SCN_OP_SUBMIT: e = tph_work_submit((tph_work *)h); break;
+    case SCN_OP_ARM: e = do_arm(op); break;
+    case SCN_OP_SIGNAL: e = tph_event_set((tph_handle *)h); break;
+    case SCN_OP_RESET: e = tph_event_reset((tph_handle *)h); break;
+    case SCN_OP_DISARM: e = do_disarm(op); break;
+    case SCN_OP_TRY_CANCEL: e = tph_wait_try_cancel_pending((tph_wait *)h); break;
+    case SCN_OP_CANCEL_UNTRACKED: e = tph_wait_try_cancel_pending_no_heal_tracking((tph_wait *)h); break;
+    case SCN_OP_CANCEL_PENDING:
+        e = R.s->objs[op->obj].kind == SCN_OBJ_WORK ? tph_work_cancel_pending((tph_work *)h)
+                                                    : tph_timer_cancel_pending((tph_timer *)h);
+        break;
+    case SCN_OP_WAIT: e = do_wait(op, false); break;
+    case SCN_OP_STOP_AND_DRAIN: e = do_wait(op, true); break;
+    case SCN_OP_CLOSE: e = do_close(op->obj); break;
+    case SCN_OP_RELEASE:
+        if (op->release == SCN_RELEASE_DRAINING) e = tph_group_close_members_draining((tph_group *)h);
+        else if (op->release == SCN_RELEASE_CANCELLING) e = tph_group_close_members_cancelling((tph_group *)h, NULL);
+        else e = tph_group_close_members_cancelling_no_heal_tracking((tph_group *)h, NULL);
+        if (e == TPH_OK) mark_group_released(op->obj);
+        break;
+    case SCN_OP_COMPLETE:
+        e = sim_io_complete(R.objs[op->obj].file, NULL, 0, (uintptr_t)op->count) ? TPH_OK : TPH_EINVAL;
+        break;
+    case SCN_OP_IO_CANCEL:
+        e = tph_io_cancel((tph_io *)h);
+        if (e == TPH_OK) {
+            rt_lock_acquire(&R.lock);
+            R.objs[op->obj].io_cancels++;
+            rt_lock_release(&R.lock);
+        }
+        break;
+    case SCN_OP_RUN_DOWN: e = tph_io_run_down((tph_io *)h); break;
+    case SCN_OP_TICK: tph_heal_tick(); has_result = false; break;
+    case SCN_OP_RETIRE_IDLE: tph_heal_retire_idle(); has_result = false; break;
+    case SCN_OP_RETIRE_WORKERS:
+        sim_pool_retire_idle_workers(op->obj == SCN_DEFAULT_POOL ? NULL : tph_pool_os(R.pools[op->obj]));
+        has_result = false;
+        break;
+    case SCN_OP_SLEEP: rt_sleep_until(rt_now() + op->time); has_result = false; break;
+    case SCN_OP_YIELD: rt_yield(); has_result = false; break;
+    case SCN_OP_REPEAT: {
+        uint64_t i;
+        for (i = 0; i < op->count; i++) {
+            exec_block(c, op->body);
+            if (R.nfail > MAX_FAILURES) break;
+        }
+        has_result = false;
+        break;
+    }
+    case SCN_OP_ASSERT: check_expr(op->expr, "assert"); has_result = false; break;
+    default: has_result = false; break;
+    }
+    if (op->label >= 0) R.label_time[op->label] = rt_now() - t0;
+    if (has_result && e == TPH_OK && (op->kind == SCN_OP_SUBMIT || op->kind == SCN_OP_ARM)) {
+        rt_lock_acquire(&R.lock);
+        R.objs[op->obj].arms++;
+        rt_lock_release(&R.lock);
+    }
+    if (has_result && op->expect != SCN_RESULT_ANY && (int)e != op->expect)
+        failf("line %d: %s: `%s%s%s` returned %s, expected %s", op->line, c->who, scn_op_name(op->kind),
+              op->obj >= 0 ? " " : "", op->obj >= 0 ? R.s->objs[op->obj].name : "", err_name((int)e),
+              err_name(op->expect));
+    return 0;
+}
+
+static void exec_block(exec_ctx *c, const scn_block *b) {
+    size_t i;
+    for (i = 0; i < b->n; i++) exec_op(c, &b->ops[i]);
+}
+
+static void thread_main(void *arg) {
+    const scn_thread *t = (const scn_thread *)arg;
+    exec_ctx c;
+    c.who = t->name;
+    exec_block(&c, &t->body);
+}
+
+/* ---- setup, oracles, teardown ---------------------------------------------- */
+
+static sim_stall stall_of(const scn_pool *p) {
+    sim_stall st;
+    memset(&st, 0, sizeof st);
+    switch (p->stall) {
+    case SCN_STALL_NEVER: st.mode = SIM_STALL_NEVER; break;
+    case SCN_STALL_ALWAYS: st.mode = SIM_STALL_ALWAYS; break;
+    case SCN_STALL_PERCENT:
+        st.mode = SIM_STALL_PROBABILITY;
+        st.numerator = p->stall_percent;
+        st.denominator = 100;
+        break;
+    default: break;
+    }
+    return st;
+}
+
+static sim_fault_kind sim_kind_of(scn_fault_kind k) {
+    switch (k) {
+    case SCN_FAULT_WORK_CREATE: return SIM_FAULT_WORK_CREATE;
+    case SCN_FAULT_WAIT_CREATE: return SIM_FAULT_WAIT_CREATE;
+    case SCN_FAULT_TIMER_CREATE: return SIM_FAULT_TIMER_CREATE;
+    case SCN_FAULT_IO_CREATE: return SIM_FAULT_IO_CREATE;
+    case SCN_FAULT_GROUP_CREATE: return SIM_FAULT_GROUP_CREATE;
+    case SCN_FAULT_EVENT_CREATE: return SIM_FAULT_EVENT_CREATE;
+    case SCN_FAULT_POOL_CREATE:
+    case SCN_FAULT_HEALER_START: return SIM_FAULT_POOL_CREATE;
+    case SCN_FAULT_ALLOC: default: return SIM_FAULT_ALLOC;
+    }
+}
+
+static bool setup(void) {
+    const scn_scenario *s = R.s;
+    size_t i;
+    for (i = 0; i < s->npools; i++) {
+        const scn_pool *p = &s->pools[i];
+        if (p->is_default) {
+            R.keys[i] = 0;
+            if (p->stall != SCN_STALL_UNSET) sim_set_stall(NULL, stall_of(p));
+            continue;
+        }
+        if (tph_pool_create(&R.pools[i]) != TPH_OK) {
+            failf("line %d: pool %s could not be created", p->line, p->name);
+            return false;
+        }
+        R.keys[i] = tph_pool_key(R.pools[i]);
+        if (p->has_min || p->has_max) {
+            uint32_t mx = p->has_max ? p->max : 512, mn = p->has_min ? p->min : 0;
+            if (tph_pool_set_thread_limits(R.pools[i], mn, mx) != TPH_OK)
+                failf("line %d: pool %s: thread limits %u..%u refused", p->line, p->name, mn, mx);
+        }
+        if (p->stall != SCN_STALL_UNSET) sim_set_stall(tph_pool_os(R.pools[i]), stall_of(p));
+    }
+    for (i = 0; i < s->nfaults; i++) {
+        const scn_fault *f = &s->faults[i];
+        sim_fault sf;
+        memset(&sf, 0, sizeof sf);
+        sf.kind = sim_kind_of(f->kind);
+        sf.nth = f->nth;
+        sf.from_nth_on = f->onward;
+        if (f->pool >= 0) {
+            sf.match_pool = true;
+            sf.pool_key = f->pool == SCN_DEFAULT_POOL ? 0 : (uintptr_t)tph_pool_os(R.pools[f->pool]);
+        }
+        sim_fault_arm(&sf);
+    }
+    for (i = 0; i < s->nobjs; i++) {
+        tph_err e;
+        if (s->objs[i].created_by_thread) continue;
+        e = create_obj((int)i);
+        if (e != TPH_OK) {
+            failf("line %d: %s %s could not be created (%s)", s->objs[i].line,
+                  scn_obj_kind_name(s->objs[i].kind), s->objs[i].name, err_name((int)e));
+            return false;
+        }
+    }
+    return true;
+}
+
+static void settle(uint64_t d) { rt_sleep_until(rt_now() + d); }
+
+static void oracles_at_quiescence(void) {
+    const scn_scenario *s = R.s;
+    tph_heal_entry_info info[64];
+    size_t n, i;
+    for (i = 0; i < s->nexpects; i++) check_expr(&s->expects[i], "expect");
+    n = tph_heal_entries(info, 64);
+    if (n > 64) n = 64;
+    for (i = 0; i < n; i++) {
+        int p = pool_index_of_key(info[i].key);
+        const char *name = p >= 0 ? s->pools[p].name : (R.healer_key_known && info[i].key == R.healer_key)
+                                                         ? "(healer pool)" : "(unnamed pool)";
+        if (info[i].unhealed)
+            failf("oracle: pool %s was cancelled and no repair started after its last cancellation", name);
+        if (info[i].outstanding != 0 && s->outcome == SCN_OUTCOME_NORMAL)
+            failf("oracle: pool %s has %u repairs outstanding at quiescence", name, info[i].outstanding);
+    }
+    if (!s->allow_severed && sim_any_pool_severed_with_queued())
+        failf("oracle: a pool is severed with callbacks queued at quiescence");
+}
+
+/* Closes what the scenario left open, in an order that is always legal:
+ * group members through their group, then callback objects, events, groups. */
+static void close_leftovers(void) {
+    const scn_scenario *s = R.s;
+    size_t i;
+    int pass;
+    for (i = 0; i < s->nobjs; i++) {
+        const scn_obj *o = &s->objs[i];
+        bool members = false;
+        size_t j;
+        if (o->kind != SCN_OBJ_GROUP || !R.objs[i].created || R.objs[i].dead) continue;
+        for (j = 0; j < s->nobjs; j++)
+            if (s->objs[j].group == (int)i && R.objs[j].created && !R.objs[j].dead) members = true;
+        if (members && tph_group_close_members_draining((tph_group *)R.objs[i].h) == TPH_OK)
+            mark_group_released((int)i);
+    }
+    for (pass = 0; pass < 3; pass++) {
+        for (i = s->nobjs; i-- > 0;) {
+            const scn_obj *o = &s->objs[i];
+            obj_state *st = &R.objs[i];
+            bool mine = pass == 0 ? (o->kind != SCN_OBJ_EVENT && o->kind != SCN_OBJ_GROUP)
+                                  : pass == 1 ? o->kind == SCN_OBJ_EVENT : o->kind == SCN_OBJ_GROUP;
+            if (!mine || !st->created || st->dead) continue;
+            switch (o->kind) {
+            case SCN_OBJ_WAIT: tph_wait_stop_and_drain((tph_wait *)st->h); break;
+            case SCN_OBJ_TIMER: tph_timer_stop_and_drain((tph_timer *)st->h); break;
+            case SCN_OBJ_PERIODIC: tph_periodic_stop_and_drain((tph_periodic *)st->h); break;
+            case SCN_OBJ_WORK: tph_work_wait((tph_work *)st->h); break;
+            case SCN_OBJ_IO: {
+                uint64_t k = tph_io_outstanding((tph_io *)st->h);
+                while (k-- > 0)
+                    if (tph_io_cancel((tph_io *)st->h) == TPH_OK) st->io_cancels++;
+                tph_io_run_down((tph_io *)st->h);
+                break;
+            }
+            default: break;
+            }
+            if (do_close((int)i) != TPH_OK)
+                failf("teardown: closing %s %s failed", scn_obj_kind_name(o->kind), o->name);
+        }
+    }
+    for (i = 1; i < s->npools; i++)
+        if (R.pools[i]) tph_pool_close(R.pools[i]);
+}
+
+static void oracles_after_teardown(void) {
+    const scn_scenario *s = R.s;
+    tph_heal_entry_info info[64];
+    size_t n, i;
+    n = tph_heal_entries(info, 64);
+    if (n > 64) n = 64;
+    for (i = 0; i < n; i++) {
+        int p;
+        if (R.healer_key_known && info[i].key == R.healer_key) continue;
+        p = pool_index_of_key(info[i].key);
+        failf("oracle: registry entry for pool %s remains after every object was closed "
+              "(objects %llu, outstanding %u, unhealed %d)",
+              p >= 0 ? s->pools[p].name : "(unnamed)", (unsigned long long)info[i].objects,
+              info[i].outstanding, (int)info[i].unhealed);
+    }
+    for (i = 0; i < s->nobjs; i++) {
+        const scn_obj *o = &s->objs[i];
+        const obj_state *st = &R.objs[i];
+        sim_object_stats os;
+        if (!st->created || o->kind == SCN_OBJ_EVENT || o->kind == SCN_OBJ_GROUP) continue;
+        if (!st->os || !sim_object_stats_get(st->os, &os)) continue;
+        if (os.callbacks_run != st->calls)
+            failf("oracle: %s %s: the pool ran %llu callbacks, the scenario saw %llu", scn_obj_kind_name(o->kind),
+                  o->name, (unsigned long long)os.callbacks_run, (unsigned long long)st->calls);
+        switch (o->kind) {
+        case SCN_OBJ_WORK:
+            if (st->calls + os.cancelled != st->arms)
+                failf("oracle: work %s: %llu submits, %llu callbacks, %llu dropped", o->name,
+                      (unsigned long long)st->arms, (unsigned long long)st->calls,
+                      (unsigned long long)os.cancelled);
+            break;
+        case SCN_OBJ_WAIT:
+        case SCN_OBJ_TIMER:
+            if (st->calls > st->arms)
+                failf("oracle: %s %s: %llu callbacks for %llu arms", scn_obj_kind_name(o->kind), o->name,
+                      (unsigned long long)st->calls, (unsigned long long)st->arms);
+            break;
+        case SCN_OBJ_IO:
+            if (st->calls + st->io_cancels != st->arms)
+                failf("oracle: io %s: %llu starts, %llu callbacks, %llu cancels", o->name,
+                      (unsigned long long)st->arms, (unsigned long long)st->calls,
+                      (unsigned long long)st->io_cancels);
+            break;
+        default: break;
+        }
+    }
+}
+
+static void collect_misuse(void) {
+    size_t n = sim_misuse_count(), i;
+    for (i = 0; i < n && i < 20; i++) {
+        sim_misuse m;
+        char buf[256];
+        if (!sim_misuse_get(i, &m)) break;
+        sim_misuse_format(&m, buf, sizeof buf);
+        scn_text_printf(&R.misuse, "%s\n", buf);
+    }
+}
+
+static void scenario_main(void *arg) {
+    const scn_scenario *s = R.s;
+    rt_thread *th[64];
+    size_t i;
+    uint64_t settle_for = s->settle > SCN_SETTLE_DEFAULT ? s->settle : SCN_SETTLE_DEFAULT;
+    (void)arg;
+    sim_process_begin(NULL);
+    tph_trace_set_hook(hook, NULL);
+    if (setup()) {
+        for (i = 0; i < s->nthreads && i < 64; i++)
+            th[i] = rt_spawn(s->threads[i].name, thread_main, (void *)&s->threads[i], false);
+        for (i = 0; i < s->nthreads && i < 64; i++) rt_join(th[i]);
+        settle(settle_for);
+        oracles_at_quiescence();
+        close_leftovers();
+        settle(SCN_SETTLE_DEFAULT);
+        oracles_after_teardown();
+    }
+    collect_misuse();
+    R.main_done = true;
+    tph_trace_set_hook(NULL, NULL);
+}
+
+/* ---- the trace tail as text ---------------------------------------------------- */
+
+static char *format_tail(void) {
+    scn_text t = {0};
+    uint64_t first = R.tail_n > TRACE_TAIL ? R.tail_n - TRACE_TAIL : 0, i;
+    for (i = first; i < R.tail_n; i++) {
+        const tail_rec *r = &R.tail[i % TRACE_TAIL];
+        scn_text_printf(&t, "  t=%llu.%04llums thread %u %s/%s", (unsigned long long)(r->time / SCN_MS),
+                        (unsigned long long)(r->time % SCN_MS), r->thread, r->target, r->event);
+        if (r->pool >= 0) scn_text_printf(&t, " pool=%s", R.s->pools[r->pool].name);
+        else scn_text_printf(&t, " a=%llu", (unsigned long long)r->a);
+        scn_text_printf(&t, " b=%llu\n", (unsigned long long)r->b);
+    }
+    return scn_text_take(&t);
+}
+
+/* ---- the driver ------------------------------------------------------------------ */
+
+static bool alloc_state(const scn_scenario *s) {
+    memset(&R, 0, sizeof R);
+    R.s = s;
+    R.npoints = scn_trace_point_count();
+    R.pools = calloc(s->npools, sizeof *R.pools);
+    R.keys = calloc(s->npools, sizeof *R.keys);
+    R.objs = calloc(s->nobjs ? s->nobjs : 1, sizeof *R.objs);
+    R.holds = calloc(s->nholds ? s->nholds : 1, sizeof *R.holds);
+    R.label_time = calloc(s->nlabels ? s->nlabels : 1, sizeof *R.label_time);
+    R.counts = calloc(R.npoints * (s->npools + 1), sizeof *R.counts);
+    return R.pools && R.keys && R.objs && R.holds && R.label_time && R.counts;
+}
+
+static void free_state(void) {
+    free(R.pools);
+    free(R.keys);
+    free(R.objs);
+    free(R.holds);
+    free(R.label_time);
+    free(R.counts);
+    scn_text_free(&R.fail);
+    scn_text_free(&R.misuse);
+}
+
+int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
+    scn_text f = {0};
+    int status;
+    bool ended = false, deadlocked = false;
+    char reason[256] = "";
+    memset(out, 0, sizeof *out);
+    if (!alloc_state(s)) {
+        free_state();
+        out->failures = scn_strdup("out of memory");
+        return -1;
+    }
+    if (o->native) {
+        rt_native_options no;
+        rt_native_result nr;
+        rt_native_options_default(&no);
+        no.seed = o->seed;
+        rt_native_run(scenario_main, NULL, &no);
+        rt_native_last_result(&nr);
+        ended = nr.ended;
+        snprintf(reason, sizeof reason, "%s", nr.reason);
+        status = -1;
+    } else {
+        sched_options so;
+        sched_result sr;
+        sched_options_default(&so);
+        so.seed = o->seed;
+        so.strategy = o->strategy ? SCHED_STRATEGY_PCT : SCHED_STRATEGY_RANDOM;
+        if (o->depth) so.pct_depth = o->depth;
+        so.pct_steps = o->pct_steps;
+        so.schedule = o->schedule;
+        if (sched_run(&so, scenario_main, NULL, &sr) != 0) {
+            out->bad_options = true;
+            out->failures = scn_strdup(sr.reason);
+            sched_result_free(&sr);
+            free_state();
+            return -1;
+        }
+        status = (int)sr.status;
+        ended = sr.status == SCHED_PROCESS_ENDED;
+        deadlocked = sr.status == SCHED_DEADLOCK;
+        snprintf(reason, sizeof reason, "%s", sr.reason);
+        out->schedule = sr.schedule ? scn_strdup(sr.schedule) : NULL;
+        out->blocked_report = sr.blocked_report ? scn_strdup(sr.blocked_report) : NULL;
+        out->steps = sr.steps;
+        out->choice_points = sr.choice_points;
+        out->interleaving_hash = sr.interleaving_hash;
+        if (sr.status != SCHED_OK && sr.status != SCHED_PROCESS_ENDED && sr.status != SCHED_DEADLOCK)
+            scn_text_printf(&f, "run: %s: %s\n", sched_status_name(sr.status), sr.reason);
+        sched_result_free(&sr);
+    }
+    out->status = status;
+    /* the expected outcome */
+    switch (s->outcome) {
+    case SCN_OUTCOME_FAIL_FAST:
+        if (!ended) scn_text_printf(&f, "expected fail-fast: the run %s\n", deadlocked ? "deadlocked" : "ended normally");
+        break;
+    case SCN_OUTCOME_DEADLOCK:
+        if (!deadlocked) scn_text_printf(&f, "expected a deadlock: the run %s\n", ended ? "was ended" : "finished");
+        break;
+    case SCN_OUTCOME_MISUSE:
+        if (!R.misuse.s) scn_text_printf(&f, "expected a misuse report: the sim reported none\n");
+        else if (s->outcome_text[0] && !strstr(R.misuse.s, s->outcome_text))
+            scn_text_printf(&f, "expected a misuse report mentioning '%s'\n", s->outcome_text);
+        break;
+    default:
+        if (ended) scn_text_printf(&f, "the process was ended: %s\n", reason);
+        if (deadlocked) scn_text_printf(&f, "deadlock\n");
+        break;
+    }
+    if (s->outcome != SCN_OUTCOME_MISUSE && R.misuse.s) scn_text_printf(&f, "the sim reported misuse:\n%s", R.misuse.s);
+    /* oracle failures only count for runs that reached their end */
+    if (R.fail.s && !ended && !deadlocked) scn_text_printf(&f, "%s", R.fail.s);
+    if (R.fail.s && (ended || deadlocked) && s->outcome == SCN_OUTCOME_NORMAL) scn_text_printf(&f, "%s", R.fail.s);
+    out->trace_tail = format_tail();
+    out->misuse = scn_text_take(&R.misuse);
+    out->failures = scn_text_take(&f);
+    out->passed = out->failures == NULL;
+    if (sim_process_active()) sim_process_end();
+    tph_process_state_reset();
+    free_state();
+    return 0;
+}
+
+void scn_run_out_free(scn_run_out *o) {
+    free(o->failures);
+    free(o->schedule);
+    free(o->blocked_report);
+    free(o->trace_tail);
+    free(o->misuse);
+    memset(o, 0, sizeof *o);
+}

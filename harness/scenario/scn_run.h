@@ -1,0 +1,41 @@
+/* Running a parsed scenario: one seed = one simulated process = one
+ * sched_run (or one native run), with every oracle checked.  The report
+ * pieces come back as text; scn_report.c turns them into the failure report. */
+#ifndef TPHEAL_SCN_RUN_H
+#define TPHEAL_SCN_RUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "scn_ast.h"
+
+typedef struct scn_run_opts {
+    uint64_t seed;
+    int strategy;        /* 0 random, 1 pct (sched_strategy_kind) */
+    unsigned depth;      /* PCT depth */
+    uint64_t pct_steps;  /* PCT k (0 = the scheduler's default) */
+    const char *schedule;/* replay string, or NULL */
+    bool native;         /* free-running mode on OS threads */
+} scn_run_opts;
+
+typedef struct scn_run_out {
+    bool passed;
+    bool bad_options;        /* the schedule string was rejected: failures says why */
+    int status;              /* sched_status, or -1 for a native run */
+    char *failures;          /* NULL when passed: one line per broken oracle */
+    char *schedule;          /* replay string (controlled runs) */
+    char *blocked_report;    /* the scheduler's, for deadlocks/livelocks */
+    char *trace_tail;        /* the last trace records, names not addresses */
+    char *misuse;            /* the sim's misuse reports */
+    uint64_t steps, choice_points, interleaving_hash;
+} scn_run_out;
+
+int scn_run(const scn_scenario *, const scn_run_opts *, scn_run_out *);
+void scn_run_out_free(scn_run_out *);
+
+/* Settling after the scenario's threads end, when the scenario asks for no
+ * more: the healer's period (250 ms) plus its window (250 ms) plus a margin
+ * for the repair to dispatch and the next tick to retire the entry. */
+#define SCN_SETTLE_DEFAULT (1000ull * SCN_MS)
+
+#endif

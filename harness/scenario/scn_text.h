@@ -1,0 +1,24 @@
+/* A growable text buffer for reports (no fixed limits on what a failure says). */
+#ifndef TPHEAL_SCN_TEXT_H
+#define TPHEAL_SCN_TEXT_H
+#include <stddef.h>
+
+typedef struct scn_text {
+    char *s;
+    size_t n, cap;
+} scn_text;
+
+#if defined(__GNUC__)
+#define SCN_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define SCN_PRINTF(a, b)
+#endif
+
+void scn_text_printf(scn_text *, const char *fmt, ...) SCN_PRINTF(2, 3);
+/* Hands the string over (never NULL once something was printed). */
+char *scn_text_take(scn_text *);
+void scn_text_free(scn_text *);
+/* strdup is POSIX, not C11. NULL stays NULL. */
+char *scn_strdup(const char *);
+
+#endif
