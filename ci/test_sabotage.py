@@ -108,14 +108,14 @@ def test_progress_lines(fx_run):
 
 def test_schedules_and_seed_of_first_catch(fx_run):
     r = fx_run["results"]["check-seeded"]
-    assert (r["schedules"], r["seed"], r["kind"]) == (8, "56433", "oracle")
+    assert (r["schedules"], r["seed"], r["kind"]) == (8, "7", "oracle")
 
 
 def test_transcripts(fx_run):
     t = fx_run["outdir"] / "transcripts"
     assert sorted(p.stem for p in t.glob("*.txt")) == sorted(list(EXPECTED) + ["baseline"])
     text = (t / "check-seeded.txt").read_text()
-    assert "outcome: caught (as declared)" in text and "first_failure" in text
+    assert "outcome: caught (as declared)" in text and "FAILURE " in text
 
 
 def test_timeout_kills_the_whole_process_tree(fx_run):
@@ -249,6 +249,20 @@ def test_entry_file_must_be_tracked(fx, tmp_path):
     rc, _, err = run_sweep("--checkout", str(fx), "--manifest", str(p), "--work", str(tmp_path / "w"),
                            "--out", str(tmp_path / "o"))
     assert rc == 2 and "not a tracked file" in err, err
+
+
+def test_harness_text_kinds():
+    block = ("FAILURE s.scn\n  purpose: p\n  seed: 41  strategy: pct depth 3 steps 0\n"
+             "  status: {st}  steps: 9  interleaving: 00\n  failures:\n    {why}\n")
+    tail = "FAIL s.scn  runs=50 failures=3 schedules/s=1.0 steps/run=9\n"
+    for st, why, kind in (("deadlock", "deadlock", "deadlock"), ("livelock", "run: livelock", "livelock"),
+                          ("ok", "oracle repairs_run >= 1 broken", "oracle"),
+                          ("ok", "the sim reported misuse:", "misuse"),
+                          ("process-ended", "the process was ended: tpheal: pool-unrepairable", "fail-fast")):
+        out = "x\n" + block.format(st=st, why=why) + block.format(st="ok", why="later") + tail
+        assert sweep.parse_harness(1, out)[:4] == (True, kind, 42, "41"), (st, why)
+    assert sweep.parse_harness(0, "PASS s.scn  runs=50 failures=0 schedules/s=1.0 steps/run=9\n")[:3] \
+        == (False, None, 50)
 
 
 def test_harness_json_kinds():

@@ -16,7 +16,7 @@ EXPECTS = ("caught", "survives", "refused-by-build")
 # What a catcher can report; "vacuous" is the harness saying a scenario ran
 # without exercising what it exists for (a sabotaged harness must not pass).
 KINDS = ("assertion", "oracle", "deadlock", "livelock", "misuse", "memory-error",
-         "crash", "timeout", "vacuous")
+         "crash", "fail-fast", "timeout", "vacuous")
 ENTRY_KEYS = {"name", "file", "find", "replace", "expect", "why", "buildError",
               "timeoutSeconds", "caughtBy", "failure"}
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")

@@ -40,7 +40,7 @@ DEFAULTS = {
     "harnessTarget": "tpheal-harness",
     "scenarioDir": "scenarios",
     # {harness} {scenario} (absolute path) {seeds} {strategy} {args...}
-    "scenarioCommand": ["{harness}", "run", "--json", "--seeds", "{seeds}",
+    "scenarioCommand": ["{harness}", "run", "--no-replay", "--seeds", "{seeds}",
                         "--strategy", "{strategy}", "{scenario}"],
     "defaultSeeds": 200,
     "defaultStrategy": "pct",
@@ -166,7 +166,59 @@ def unit_kind(rc, output):
     return "assertion"
 
 
+FAILURE_RE = re.compile(r"^FAILURE (\S+)\n(?P<body>(?:[ \t].*\n?|\n)*)", re.M)
+SUMMARY_RE = re.compile(r"^(PASS|FAIL) (\S+)\s+runs=(\d+) failures=(\d+)", re.M)
+
+
+def harness_text_kind(body):
+    """The failure class of one FAILURE block of tpheal-harness's text report:
+    the scheduler's status when it is not ok, else what the failures say."""
+    st = re.search(r"^\s*status: (\S+)", body, re.M)
+    status = st.group(1) if st else "ok"
+    if status in ("deadlock", "livelock", "misuse"):
+        return status
+    if status == "process-ended":
+        return "fail-fast" if "expected" not in body.split("failures:", 1)[-1][:200] else "oracle"
+    if "the sim reported misuse" in body or "expected a misuse report" in body:
+        return "misuse"
+    if "not exercised" in body or "vacuous" in body or "never reached" in body:
+        return "vacuous"
+    return "oracle"
+
+
+def parse_harness_text(rc, output, first_seed=0):
+    """(failed, kind, schedules, seed, note) from tpheal-harness's text report
+    (one FAILURE block per failing seed, in run order, then a PASS/FAIL
+    summary line per scenario), or None when the output is not that."""
+    summary = SUMMARY_RE.search(output)
+    first = FAILURE_RE.search(output)
+    if not summary and not first:
+        return None
+    if rc is None:
+        return True, "timeout", None, None, "hang bound reached"
+    if first:
+        body = first.group("body")
+        seed = re.search(r"seed: (\d+)", body)
+        idx = int(seed.group(1)) - first_seed if seed else None
+        return True, harness_text_kind(body), (idx + 1 if idx is not None else None), \
+            (seed.group(1) if seed else None), ""
+    runs, fails = int(summary.group(3)), int(summary.group(4))
+    if rc != 0 or fails:
+        kind = "memory-error" if ASAN_RE.search(output) else ("crash" if rc < 0 or rc > 128 else "assertion")
+        return True, kind, None, None, f"exit {rc}, {fails} failures without a report"
+    if runs == 0:
+        return True, "vacuous", 0, None, "no runs"
+    return False, None, runs, None, ""
+
+
 def parse_harness(rc, output):
+    text = parse_harness_text(rc, output)
+    if text is not None:
+        return text
+    return parse_harness_json(rc, output)
+
+
+def parse_harness_json(rc, output):
     """(failed, kind, schedules, seed, note) from `tpheal-harness --json`.
 
     The harness prints one JSON object (the last line that parses as one is

@@ -1,13 +1,14 @@
-/* tpheal-harness stand-in: run --json --seeds N --strategy S FILE.scn.
- * Each line "check" of the scenario calls fx_check(seed) for every seed;
- * the first failing seed index is reported like the real harness does. */
+/* tpheal-harness stand-in: run [--seeds N] [--strategy S] [--no-replay] FILE.scn.
+ * Each "check" line of the scenario calls fx_check(seed) for seeds 0..N-1;
+ * the report has the real harness's text shape: a FAILURE block per failing
+ * seed, then a PASS/FAIL summary line. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "lib.h"
 int main(int argc, char **argv)
 {
-    int seeds = 10, i, checks = 0;
+    int seeds = 10, i, checks = 0, failures = 0;
     const char *file = NULL;
     char line[256];
     FILE *f;
@@ -17,20 +18,21 @@ int main(int argc, char **argv)
         else if (argv[i][0] != '-' && strcmp(argv[i], "run")) file = argv[i];
     }
     if (!file || !(f = fopen(file, "r"))) {
-        fprintf(stderr, "usage: tpheal-harness run --json --seeds N FILE.scn\n");
+        fprintf(stderr, "usage: tpheal-harness run [--seeds N] FILE.scn\n");
         return 2;
     }
     while (fgets(line, sizeof line, f))
         if (!strncmp(line, "check", 5)) checks++;
     fclose(f);
     for (i = 0; i < seeds; i++) {
-        unsigned seed = 1000u + (unsigned)i * 7919u;
-        if (checks && !fx_check(seed)) {
-            printf("{\"ok\": false, \"schedules\": %d, \"first_failure\": {\"index\": %d, "
-                   "\"seed\": \"%u\", \"kind\": \"oracle\"}}\n", i + 1, i, seed);
-            return 1;
+        if (checks && !fx_check((unsigned)i)) {
+            failures++;
+            printf("FAILURE %s\n  purpose: fixture\n  seed: %d  strategy: pct depth 3 steps 0\n"
+                   "  status: ok  steps: 12  interleaving: 0000000000000000\n"
+                   "  failures:\n    oracle: fx_check(%d) is false\n", file, i, i);
         }
     }
-    printf("{\"ok\": true, \"schedules\": %d, \"exercised\": %s}\n", seeds, checks ? "true" : "false");
-    return 0;
+    printf("%s %s  runs=%d failures=%d schedules/s=1.0 steps/run=12\n", failures ? "FAIL" : "PASS",
+           file, seeds, failures);
+    return failures ? 1 : 0;
 }
