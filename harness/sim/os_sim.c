@@ -159,6 +159,7 @@ void *tph_os_alloc(size_t n) {
     if (!P) return sim_alloc_untracked(n);
     sim_lock();
     void *p = sim_fault_hit(SIM_FAULT_ALLOC, 0) ? NULL : sim_alloc_tracked(n);
+    if (p) P->core_blocks_live++;
     sim_unlock();
     return p;
 }
@@ -170,8 +171,18 @@ void tph_os_free(void *p) {
         return;
     }
     sim_lock();
+    if (P->core_blocks_live) P->core_blocks_live--;
     sim_free_any(p);
     sim_unlock();
+}
+
+uint64_t sim_core_blocks_live(void) {
+    uint64_t n;
+    if (!P) return 0;
+    sim_lock();
+    n = P->core_blocks_live;
+    sim_unlock();
+    return n;
 }
 
 /* ---- fail-fast ------------------------------------------------------------------ */

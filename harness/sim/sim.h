@@ -195,6 +195,10 @@ bool sim_misuse_get(size_t index, sim_misuse *out);
 /* "SubmitThreadpoolWork(work#3): object already closed"; returns snprintf's value. */
 int sim_misuse_format(const sim_misuse *, char *buf, size_t size);
 
+/* Blocks the core got from tph_os_alloc in this process and has not freed:
+ * what a failed create must leave unchanged (the core's leak check). */
+uint64_t sim_core_blocks_live(void);
+
 /* The reason given to tph_os_fail_fast in this process, or NULL. */
 const char *sim_fail_fast_reason(void);
 

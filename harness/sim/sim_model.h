@@ -141,6 +141,7 @@ typedef struct sim_process {
     bool shutdown;
     char fail_fast_reason[256];
     bool fail_fasted;
+    uint64_t core_blocks_live; /* tph_os_alloc blocks not yet tph_os_free'd */
 } sim_process;
 
 extern sim_process *sim_P;
