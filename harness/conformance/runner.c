@@ -27,7 +27,7 @@ int conf_run_all(const char *backend, conf_exec_fn exec, int argc, char **argv) 
         return 0;
     }
     FILE *out = NULL;
-    if (outcomes_path && !(out = fopen(outcomes_path, "w")))
+    if (outcomes_path && !(out = fopen(outcomes_path, "wb")))
         return usage(argv[0], "cannot write the --outcomes file");
 
     size_t ran = 0, failed = 0, notes = 0;
