@@ -17,6 +17,12 @@ static void WINAPI fiber_start(void *p) {
     abort();
 }
 
+/* GCC 12 flags mingw's inline __readgsqword (behind GetCurrentFiber) with
+ * -Warray-bounds at -O2: a false positive in the system header. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Warray-bounds"
+#endif
 void sched_fiber_main(sched_fiber *f) {
     f->stack = NULL;
     f->stack_size = 0;
@@ -30,6 +36,10 @@ void sched_fiber_main(sched_fiber *f) {
         f->converted = 1;
     }
 }
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 void sched_fiber_main_done(sched_fiber *f) {
     if (f->converted) ConvertFiberToThread();
