@@ -184,7 +184,8 @@ typedef tph_err (*ot_attempt_fn)(void *ctx);
 
 /* Fails the 1st, 2nd, ... matching call of `kind` until an attempt runs with
  * the fault never firing.  Every attempt the fault hit must return
- * TPH_ENOMEM and leave no native object and no registry entry behind --
+ * TPH_ENOMEM and leave no core memory, no native object and no registry
+ * entry behind --
  * unless the failed call was a best-effort one (the registry's repair work),
  * in which case the create succeeds.  Returns how many attempts failed. */
 static inline uint32_t ot_fault_loop(sim_fault_kind kind, ot_attempt_fn attempt, void *ctx) {
@@ -193,6 +194,7 @@ static inline uint32_t ot_fault_loop(sim_fault_kind kind, ot_attempt_fn attempt,
     for (nth = 1; nth < 64; nth++) {
         sim_fault f;
         uint64_t bound_before = ot_bound_objects();
+        uint64_t blocks_before = sim_core_blocks_live();
         size_t entries_before = tph_heal_entry_count();
         tph_err rc;
         memset(&f, 0, sizeof f);
@@ -200,6 +202,8 @@ static inline uint32_t ot_fault_loop(sim_fault_kind kind, ot_attempt_fn attempt,
         f.nth = nth;
         sim_fault_arm(&f);
         rc = attempt(ctx);
+        /* Failed or torn down, the attempt leaves every core block freed. */
+        TPH_CHECK_EQ(sim_core_blocks_live(), blocks_before);
         if (sim_fault_fired(kind) == 0) {
             sim_fault_disarm_all();
             TPH_CHECK_EQ(rc, TPH_OK);
