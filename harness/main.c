@@ -25,6 +25,7 @@
 #include "scn_ast.h"
 #include "scn_run.h"
 #include "scn_text.h"
+#include "stress.h" /* stress-batch, stress-faultloop: harness/stress/ (ci/stress.py) */
 
 #ifndef TPHEAL_BUILD_ID
 #define TPHEAL_BUILD_ID "unknown"
@@ -555,6 +556,8 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], "replay") == 0) return cmd_replay(argc, argv);
     if (strcmp(argv[1], "list") == 0) return cmd_list(argc, argv);
     if (strcmp(argv[1], "bench") == 0) return cmd_bench(argc, argv);
+    if (strcmp(argv[1], "stress-batch") == 0) return tph_stress_batch_main(argc - 1, argv + 1);
+    if (strcmp(argv[1], "stress-faultloop") == 0) return tph_stress_faultloop_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "--version") == 0) { printf("tpheal-harness %s (%s core)\n", TPHEAL_BUILD_ID, BUILD_KIND); return 0; }
     return usage("unknown command");
 }

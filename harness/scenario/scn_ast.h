@@ -82,6 +82,7 @@ typedef enum scn_op_kind {
     SCN_OP_YIELD,           /* a bare scheduling point */
     SCN_OP_REPEAT,          /* body repeated count times */
     SCN_OP_ASSERT,          /* an expression checked when the thread gets there */
+    SCN_OP_AWAIT,           /* block until a trace point was recorded count times */
     SCN_OP_KIND_COUNT
 } scn_op_kind;
 
@@ -99,7 +100,7 @@ typedef enum scn_term_kind {
     SCN_TERM_FIELD,    /* pool.field: a heal entry field (or `exists`) */
     SCN_TERM_COUNT,    /* count(event[, pool]) */
     SCN_TERM_CALLS,    /* calls(object): callbacks run */
-    SCN_TERM_BLOCKED,  /* blocked(label): virtual time the labelled op took */
+    SCN_TERM_BLOCKED,  /* blocked(label): longest virtual time the labelled op took */
     SCN_TERM_SEVERED,  /* severed(pool): 1 when the sim reports the pool severed */
     SCN_TERM_ENTRIES,  /* entries: tph_heal_entry_count() */
     SCN_TERM_HEALER,   /* healer: 1 when tph_heal_healer_running() */
@@ -151,6 +152,7 @@ typedef struct scn_op {
     scn_release_mode release;
     int expect;         /* tph_err expected, or SCN_RESULT_ANY */
     int label;          /* index into labels, or -1 */
+    int point, pool;    /* AWAIT: trace point, pool (-1 any) */
     scn_block *body;    /* REPEAT */
     scn_expr *expr;     /* ASSERT */
     int line, col;
@@ -185,6 +187,7 @@ typedef struct scn_hold {
     uint64_t duration;   /* FOR */
     int until_point;     /* UNTIL */
     int until_pool;      /* UNTIL: -1 any */
+    uint32_t until_count;/* UNTIL: released once the point was recorded this often */
     int line;
 } scn_hold;
 
@@ -220,6 +223,14 @@ typedef enum scn_outcome {
     SCN_OUTCOME_MISUSE       /* the sim must report a misuse */
 } scn_outcome;
 
+/* `expect A before B [pool P]`: every record of B comes after at least as
+ * many records of A (checked at each B, on the recording thread). */
+typedef struct scn_order {
+    int first, then;  /* trace points */
+    int pool;         /* -1 any */
+    int line;
+} scn_order;
+
 typedef struct scn_label {
     char name[SCN_NAME_MAX];
     int line;
@@ -243,6 +254,7 @@ typedef struct scn_scenario {
     scn_fault *faults; size_t nfaults;
     scn_expr *expects; size_t nexpects;
     scn_label *labels; size_t nlabels;
+    scn_order *orders; size_t norders;
 } scn_scenario;
 
 typedef struct scn_error {

@@ -88,7 +88,7 @@ static const char *const op_names[SCN_OP_KIND_COUNT] = {
     "create", "submit", "arm", "signal", "reset", "disarm", "try_cancel_pending",
     "cancel_untracked", "cancel_pending", "wait", "stop_and_drain", "close", "release",
     "complete", "io_cancel", "run_down", "tick", "retire_idle", "retire_workers", "sleep",
-    "yield", "repeat", "assert",
+    "yield", "repeat", "assert", "await",
 };
 
 const char *scn_op_name(scn_op_kind k) {

@@ -433,6 +433,7 @@ static bool parse_hold(parser *p) {
     h.until_pool = -1;
     h.until_point = -1;
     h.nth = 1;
+    h.until_count = 1;
     h.line = p->ln->line;
     if (!take_point(p, &h.point)) return false;
     while (!at_end(p)) {
@@ -462,6 +463,12 @@ static bool parse_hold(parser *p) {
                     return error_tok(p, p->pos - 1, "trace point %s carries no pool",
                                      scn_trace_point_name(h.until_point));
                 if (!take_pool(p, &h.until_pool)) return false;
+            }
+            if (accept_kw(p, "count")) {
+                uint64_t v;
+                if (!take_number(p, "count", 1000000, &v)) return false;
+                if (v == 0) return error_tok(p, p->pos - 1, "count must be at least 1");
+                h.until_count = (uint32_t)v;
             }
             have_release = true;
         } else {
@@ -664,6 +671,25 @@ static bool parse_expect(parser *p) {
         s->outcome = o;
         return expect_end(p);
     }
+    if (p->pos + 1 < p->ln->ntok && kw_eq(p->ln->tok[p->pos + 1].text, "before")) {
+        scn_order o, *no;
+        o.pool = -1;
+        o.line = p->ln->line;
+        if (!take_point(p, &o.first)) return false;
+        p->pos++; /* before */
+        if (!take_point(p, &o.then)) return false;
+        if (accept_kw(p, "pool")) {
+            if (!scn_trace_point_has_pool(o.first) || !scn_trace_point_has_pool(o.then))
+                return error_tok(p, p->pos - 1, "both trace points must carry a pool to filter by one");
+            if (!take_pool(p, &o.pool)) return false;
+        }
+        if (!expect_end(p)) return false;
+        no = realloc(s->orders, (s->norders + 1) * sizeof *no);
+        if (!no) return error_tok(p, 0, "out of memory");
+        s->orders = no;
+        s->orders[s->norders++] = o;
+        return true;
+    }
     if (accept_kw(p, "entry")) {
         int pool;
         bool exists;
@@ -734,6 +760,7 @@ static const struct { const char *word; scn_op_kind kind; } op_words[] = {
     {"yield", SCN_OP_YIELD},
     {"repeat", SCN_OP_REPEAT},
     {"assert", SCN_OP_ASSERT},
+    {"await", SCN_OP_AWAIT},
 };
 
 static int lookup_op(const char *w) {
@@ -873,6 +900,20 @@ static bool parse_op(parser *p, scn_block *b, int depth, bool in_callback, int *
         if (!op->body) return error_tok(p, 0, "out of memory");
         *opened_repeat = 1;
         return expect_end(p);
+    case SCN_OP_AWAIT:
+        op->pool = -1;
+        op->count = 1;
+        if (!take_point(p, &op->point)) return false;
+        if (accept_kw(p, "pool")) {
+            if (!scn_trace_point_has_pool(op->point))
+                return error_tok(p, p->pos - 1, "trace point %s carries no pool", scn_trace_point_name(op->point));
+            if (!take_pool(p, &op->pool)) return false;
+        }
+        if (accept_kw(p, "count")) {
+            if (!take_number(p, "count", 1000000, &op->count)) return false;
+            if (op->count == 0) return error_tok(p, p->pos - 1, "count must be at least 1");
+        }
+        break;
     case SCN_OP_ASSERT:
         op->expr = calloc(1, sizeof *op->expr);
         if (!op->expr) return error_tok(p, 0, "out of memory");
@@ -1136,6 +1177,7 @@ void scn_free(scn_scenario *s) {
     free(s->faults);
     free(s->expects);
     free(s->labels);
+    free(s->orders);
     free(s);
 }
 

@@ -59,6 +59,9 @@ typedef struct run_state {
     hold_state *holds;
     uint64_t *label_time;
     uint64_t *counts;             /* [npoints * (npools + 1)]: slot npools = any */
+    uint64_t *order_broken;       /* [norders]: times B came before enough A */
+    rt_waitq await_q;             /* threads in an `await` op */
+    uint32_t awaiting;
     size_t npoints;
     uintptr_t healer_key;
     bool healer_key_known;
@@ -154,6 +157,14 @@ static void hook(const tph_trace_record *rec, void *ctx) {
     }
     R.counts[(size_t)pt * (R.s->npools + 1) + R.s->npools]++;
     if (pool >= 0) R.counts[(size_t)pt * (R.s->npools + 1) + (size_t)pool]++;
+    if (R.awaiting) rt_wake_all(&R.await_q);
+    for (i = 0; i < R.s->norders; i++) {
+        const scn_order *o = &R.s->orders[i];
+        size_t col = o->pool < 0 ? R.s->npools : (size_t)o->pool;
+        if (o->then != pt || !hold_matches_pool(o->pool, pool)) continue;
+        if (R.counts[(size_t)o->first * (R.s->npools + 1) + col] < R.counts[(size_t)pt * (R.s->npools + 1) + col])
+            R.order_broken[i]++;
+    }
     /* releases first: an until-event wakes the holds waiting for it */
     for (i = 0; i < R.s->nholds; i++) {
         const scn_hold *h = &R.s->holds[i];
@@ -176,7 +187,7 @@ static void hook(const tph_trace_record *rec, void *ctx) {
              * came first, the order the hold exists to force already holds. */
             size_t slot = (size_t)h->until_point * (R.s->npools + 1) +
                           (h->until_pool < 0 ? R.s->npools : (size_t)h->until_pool);
-            while (R.counts[slot] == 0) rt_wait(&hs->q, &R.lock, RT_FOREVER, "scenario hold (until)");
+            while (R.counts[slot] < h->until_count) rt_wait(&hs->q, &R.lock, RT_FOREVER, "scenario hold (until)");
         }
     }
     rt_lock_release(&R.lock);
@@ -493,9 +504,19 @@ static int exec_op(exec_ctx *c, const scn_op *op) {
         break;
     }
     case SCN_OP_ASSERT: check_expr(op->expr, "assert"); has_result = false; break;
+    case SCN_OP_AWAIT: {
+        size_t slot = (size_t)op->point * (R.s->npools + 1) + (op->pool < 0 ? R.s->npools : (size_t)op->pool);
+        rt_lock_acquire(&R.lock);
+        R.awaiting++;
+        while (R.counts[slot] < op->count) rt_wait(&R.await_q, &R.lock, RT_FOREVER, "scenario await");
+        R.awaiting--;
+        rt_lock_release(&R.lock);
+        has_result = false;
+        break;
+    }
     default: has_result = false; break;
     }
-    if (op->label >= 0) R.label_time[op->label] = rt_now() - t0;
+    if (op->label >= 0 && rt_now() - t0 >= R.label_time[op->label]) R.label_time[op->label] = rt_now() - t0;
     if (has_result && e == TPH_OK && (op->kind == SCN_OP_SUBMIT || op->kind == SCN_OP_ARM)) {
         rt_lock_acquire(&R.lock);
         R.objs[op->obj].arms++;
@@ -671,6 +692,12 @@ static void oracles_after_teardown(void) {
     const scn_scenario *s = R.s;
     tph_heal_entry_info info[64];
     size_t n, i;
+    for (i = 0; i < s->norders; i++)
+        if (R.order_broken[i])
+            failf("line %d: expect `%s before %s`: %s was recorded %llu time(s) without a %s before it", s->orders[i].line,
+                  scn_trace_point_name(s->orders[i].first), scn_trace_point_name(s->orders[i].then),
+                  scn_trace_point_name(s->orders[i].then), (unsigned long long)R.order_broken[i],
+                  scn_trace_point_name(s->orders[i].first));
     n = tph_heal_entries(info, 64);
     if (n > 64) n = 64;
     for (i = 0; i < n; i++) {
@@ -777,7 +804,8 @@ static bool alloc_state(const scn_scenario *s) {
     R.holds = calloc(s->nholds ? s->nholds : 1, sizeof *R.holds);
     R.label_time = calloc(s->nlabels ? s->nlabels : 1, sizeof *R.label_time);
     R.counts = calloc(R.npoints * (s->npools + 1), sizeof *R.counts);
-    return R.pools && R.keys && R.objs && R.holds && R.label_time && R.counts;
+    R.order_broken = calloc(s->norders ? s->norders : 1, sizeof *R.order_broken);
+    return R.order_broken && R.pools && R.keys && R.objs && R.holds && R.label_time && R.counts;
 }
 
 static void free_state(void) {
@@ -787,6 +815,7 @@ static void free_state(void) {
     free(R.holds);
     free(R.label_time);
     free(R.counts);
+    free(R.order_broken);
     scn_text_free(&R.fail);
     scn_text_free(&R.misuse);
 }
