@@ -1,0 +1,398 @@
+/* The registry: keys, sharing and retirement of entries, the retention of an
+ * entry owing a repair, best-effort registration and its retry at
+ * cancellation, and which releases mark a pool. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "registry.h"
+#include "tph_test.h"
+
+static bool entry_of(tph_pool_key_t key, tph_heal_entry_info *out) {
+    memset(out, 0, sizeof *out);
+    return tph_heal_entry_get(key, out);
+}
+
+/* ---- keys ------------------------------------------------------------------ */
+
+static void body_key_of_env(void *ctx) {
+    tph_env env;
+    tph_pool *pool = NULL;
+    (void)ctx;
+    TPH_CHECK_EQ(tph_key_of_env(NULL), 0);
+    tph_env_init(&env);
+    TPH_CHECK_EQ(tph_key_of_env(&env), 0);
+    TPH_CHECK(tph_pool_create(&pool) == TPH_OK);
+    TPH_CHECK(tph_env_set_pool(&env, pool) == TPH_OK);
+    TPH_CHECK(tph_pool_key(pool) != 0);
+    TPH_CHECK_EQ(tph_key_of_env(&env), tph_pool_key(pool));
+    TPH_CHECK_EQ(tph_pool_key(NULL), 0);
+    tph_pool_close(pool);
+}
+
+static void test_key_of_env(void **state) {
+    (void)state;
+    tph_test_run_controlled(body_key_of_env, NULL, NULL, 1);
+}
+
+/* ---- sharing and retirement ------------------------------------------------- */
+
+static void body_sharing_and_retirement(void *ctx) {
+    tph_test_blocker b;
+    tph_registration r1, r2, r3;
+    tph_heal_entry_info info, all[4];
+    (void)ctx;
+    TPH_CHECK(tph_test_blocker_start(&b));
+    tph_test_blocker_open(&b);
+    r1 = tph_register(b.key);
+    r2 = tph_register(b.key);
+    r3 = tph_register(0);
+    TPH_CHECK(r1.entry != NULL && r1.entry == r2.entry);
+    TPH_CHECK(r3.entry != NULL && r3.entry != r1.entry);
+    TPH_CHECK_EQ(r1.key, b.key);
+    TPH_CHECK_EQ(tph_heal_entry_count(), 2);
+    /* Registration order. */
+    TPH_CHECK_EQ(tph_heal_entries(all, 4), 2);
+    TPH_CHECK_EQ(all[0].key, b.key);
+    TPH_CHECK_EQ(all[1].key, 0);
+    TPH_CHECK(entry_of(b.key, &info));
+    TPH_CHECK_EQ(info.objects, 2);
+    TPH_CHECK_EQ(tph_test_event_count("entry-created", b.key), 1);
+    TPH_CHECK_EQ(tph_test_event_count("registered", b.key), 1);
+    tph_registration_release(&r1);
+    TPH_CHECK(r1.entry == NULL);
+    TPH_CHECK(entry_of(b.key, &info));
+    TPH_CHECK_EQ(info.objects, 1);
+    TPH_CHECK_EQ(tph_test_event_count("released", b.key), 1);
+    /* The last object goes, nothing is owed: retired, and its repair work
+     * drained and closed. */
+    tph_registration_release(&r2);
+    TPH_CHECK(!entry_of(b.key, &info));
+    TPH_CHECK_EQ(tph_test_event_count("entry-retired", b.key), 1);
+    TPH_CHECK_EQ(tph_test_event_count("repair-closed", b.key), 1);
+    TPH_CHECK_EQ(tph_heal_entry_count(), 1);
+    /* A later object on the same pool gets a fresh entry. */
+    r1 = tph_register(b.key);
+    TPH_CHECK(r1.entry != NULL);
+    TPH_CHECK_EQ(tph_test_event_count("entry-created", b.key), 2);
+    tph_registration_release(&r1);
+    tph_registration_release(&r3);
+    TPH_CHECK_EQ(tph_heal_entry_count(), 0);
+    /* Releasing an empty registration is harmless. */
+    tph_registration_release(&r3);
+    tph_test_blocker_finish(&b);
+}
+
+static void test_sharing_and_retirement(void **state) {
+    (void)state;
+    tph_test_run_both(body_sharing_and_retirement, NULL, NULL, 2);
+}
+
+/* ---- an entry owing a repair outlives its last object ------------------------ */
+
+static void body_owing_entry_outlives(void *ctx) {
+    tph_test_blocker b;
+    tph_registration r;
+    tph_heal_entry_info info;
+    (void)ctx;
+    TPH_CHECK(tph_test_blocker_start(&b));
+    r = tph_register(b.key);
+    TPH_CHECK(r.entry != NULL);
+    tph_test_sleep(TPH_TEST_TICK);
+    tph_entry_stamp_cancelled(r.entry, tph_heal_now());
+    tph_registration_release(&r);
+    /* Owed: kept by release, and by retire_idle. */
+    TPH_CHECK(entry_of(b.key, &info));
+    TPH_CHECK_EQ(info.objects, 0);
+    TPH_CHECK(info.unhealed);
+    TPH_CHECK_EQ(tph_test_event_count("entry-retired", b.key), 0);
+    tph_heal_retire_idle();
+    TPH_CHECK(entry_of(b.key, &info));
+    /* The tick submits its repair; queued behind the blocker it is still
+     * outstanding, which also keeps the entry. */
+    tph_test_sleep(TPH_TEST_TICK + 1);
+    tph_heal_tick();
+    TPH_CHECK(entry_of(b.key, &info));
+    TPH_CHECK_EQ(info.outstanding, 1);
+    tph_test_blocker_open(&b);
+    TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 1, 10 * TPH_TEST_SECOND));
+    /* Answered: the next tick retires it. */
+    tph_heal_tick();
+    TPH_CHECK(!entry_of(b.key, &info));
+    TPH_CHECK_EQ(tph_test_event_count("repair-closed", b.key), 1);
+    tph_test_blocker_finish(&b);
+}
+
+static void test_owing_entry_outlives_last_object(void **state) {
+    (void)state;
+    tph_test_run_both(body_owing_entry_outlives, NULL, NULL, 3);
+}
+
+/* A submitted repair not yet started keeps the entry at release too (both
+ * retirement sites ask the same rule). */
+static void body_outstanding_keeps_entry_at_release(void *ctx) {
+    tph_test_blocker b;
+    tph_registration r;
+    tph_heal_entry_info info;
+    (void)ctx;
+    TPH_CHECK(tph_test_blocker_start(&b));
+    r = tph_register(b.key);
+    TPH_CHECK(r.entry != NULL);
+    tph_entry_submit_repair(r.entry); /* no cancellation: only outstanding */
+    tph_registration_release(&r);
+    TPH_CHECK(entry_of(b.key, &info));
+    TPH_CHECK_EQ(info.outstanding, 1);
+    TPH_CHECK(!info.unhealed);
+    tph_heal_retire_idle();
+    TPH_CHECK(entry_of(b.key, &info));
+    tph_test_blocker_open(&b);
+    TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 1, 10 * TPH_TEST_SECOND));
+    tph_heal_retire_idle();
+    TPH_CHECK(!entry_of(b.key, &info));
+    tph_test_blocker_finish(&b);
+}
+
+static void test_outstanding_keeps_entry_at_release(void **state) {
+    (void)state;
+    tph_test_run_both(body_outstanding_keeps_entry_at_release, NULL, NULL, 2);
+}
+
+/* ---- best effort, and the retry at cancellation --------------------------- */
+
+static void fail_work_create_for(uintptr_t key, bool from_nth_on) {
+    sim_fault f;
+    memset(&f, 0, sizeof f);
+    f.kind = SIM_FAULT_WORK_CREATE;
+    f.nth = 1;
+    f.from_nth_on = from_nth_on;
+    f.match_pool = true;
+    f.pool_key = key;
+    sim_fault_arm(&f);
+}
+
+static void body_reregister_at_cancel(void *ctx) {
+    tph_test_blocker b;
+    tph_registration r;
+    tph_heal_entry_info info;
+    (void)ctx;
+    TPH_CHECK(tph_test_blocker_start(&b));
+    tph_test_blocker_open(&b);
+    fail_work_create_for(b.key, false);
+    r = tph_register(b.key);
+    /* Empty, but it still names its pool. */
+    TPH_CHECK(r.entry == NULL);
+    TPH_CHECK_EQ(r.key, b.key);
+    TPH_CHECK_EQ(sim_fault_fired(SIM_FAULT_WORK_CREATE), 1);
+    TPH_CHECK_EQ(tph_test_event_count("register-failed", b.key), 1);
+    TPH_CHECK(!entry_of(b.key, &info));
+    /* The cancellation registers again, and this time it works. */
+    tph_test_sleep(TPH_TEST_TICK);
+    TPH_CHECK(tph_owe_repair(&r));
+    TPH_CHECK(entry_of(b.key, &info));
+    TPH_CHECK(info.last_cancelled != 0);
+    TPH_CHECK_EQ(info.objects, 0); /* the retry's claim was given back */
+    TPH_CHECK_EQ(tph_test_event_count("cancel-untracked", b.key), 0);
+    TPH_CHECK(r.entry == NULL);
+    tph_registration_release(&r);
+    tph_test_blocker_finish(&b);
+}
+
+static void test_reregister_at_cancel(void **state) {
+    (void)state;
+    tph_test_run_both(body_reregister_at_cancel, NULL, NULL, 2);
+}
+
+static void body_untracked(void *ctx) {
+    tph_test_blocker b;
+    tph_registration r;
+    tph_heal_entry_info info;
+    uint64_t calls;
+    (void)ctx;
+    TPH_CHECK(tph_test_blocker_start(&b));
+    tph_test_blocker_open(&b);
+    fail_work_create_for(b.key, true);
+    r = tph_register(b.key);
+    TPH_CHECK(r.entry == NULL);
+    /* The retry fails too: untracked, reported with the pool's key, and the
+     * pool is left unmarked (there is no entry to mark). */
+    TPH_CHECK(!tph_owe_repair(&r));
+    TPH_CHECK_EQ(tph_test_event_count("cancel-untracked", b.key), 1);
+    TPH_CHECK_EQ(tph_test_event_count("register-failed", b.key), 2);
+    TPH_CHECK(!entry_of(b.key, &info));
+    TPH_CHECK(!tph_heal_healer_running());
+    /* The claimed form never retries, even once creation would work again:
+     * a claim that pinned nothing may name a freed pool. */
+    sim_fault_disarm_all();
+    calls = sim_fault_calls(SIM_FAULT_WORK_CREATE);
+    TPH_CHECK(!tph_owe_repair_claimed(&r));
+    TPH_CHECK_EQ(sim_fault_calls(SIM_FAULT_WORK_CREATE), calls);
+    TPH_CHECK_EQ(tph_test_event_count("cancel-untracked", b.key), 2);
+    TPH_CHECK(!entry_of(b.key, &info));
+    tph_test_blocker_finish(&b);
+}
+
+static void test_untracked_cancel(void **state) {
+    (void)state;
+    tph_test_run_both(body_untracked, NULL, NULL, 2);
+}
+
+/* A claim that holds an entry marks it without any retry. */
+static void body_claimed_marks(void *ctx) {
+    tph_test_blocker b;
+    tph_registration r, claim;
+    tph_heal_entry_info info;
+    (void)ctx;
+    TPH_CHECK(tph_test_blocker_start(&b));
+    tph_test_blocker_open(&b);
+    r = tph_register(b.key);
+    claim = tph_registration_reclaim(&r);
+    TPH_CHECK(claim.entry == r.entry);
+    TPH_CHECK(entry_of(b.key, &info));
+    TPH_CHECK_EQ(info.objects, 2);
+    tph_registration_release(&r);
+    tph_test_sleep(TPH_TEST_TICK);
+    TPH_CHECK(tph_owe_repair_claimed(&claim));
+    TPH_CHECK(entry_of(b.key, &info));
+    TPH_CHECK(info.unhealed);
+    tph_registration_release(&claim);
+    TPH_CHECK(entry_of(b.key, &info)); /* owed, so kept */
+    tph_test_blocker_finish(&b);
+}
+
+static void test_claimed_marks(void **state) {
+    (void)state;
+    tph_test_run_controlled(body_claimed_marks, NULL, NULL, 1);
+}
+
+/* ---- which public calls mark a pool ------------------------------------------ */
+
+static void noop_wait(tph_wait *w, void *ctx, tph_wait_result r) {
+    (void)w;
+    (void)ctx;
+    (void)r;
+}
+
+typedef struct group_case {
+    bool cancelling;
+} group_case;
+
+static void body_group_release(void *ctx) {
+    group_case *gc = (group_case *)ctx;
+    tph_pool *pool = NULL;
+    tph_group *group = NULL;
+    tph_handle *ev = NULL;
+    tph_wait *w = NULL;
+    tph_env env;
+    tph_heal_entry_info info;
+    uintptr_t key;
+    TPH_CHECK(tph_pool_create(&pool) == TPH_OK);
+    TPH_CHECK(tph_group_create(&group, NULL) == TPH_OK);
+    TPH_CHECK(tph_event_create(&ev, true, false) == TPH_OK);
+    tph_env_init(&env);
+    TPH_CHECK(tph_env_set_pool(&env, pool) == TPH_OK);
+    TPH_CHECK(tph_env_set_group(&env, group) == TPH_OK);
+    TPH_CHECK(tph_wait_create(&w, ev, noop_wait, NULL, &env) == TPH_OK);
+    key = tph_pool_key(pool);
+    TPH_CHECK(entry_of(key, &info));
+    TPH_CHECK_EQ(info.last_cancelled, 0);
+    tph_test_sleep(TPH_TEST_TICK);
+    if (gc->cancelling)
+        TPH_CHECK(tph_group_close_members_cancelling(group, NULL) == TPH_OK);
+    else
+        TPH_CHECK(tph_group_close_members_draining(group) == TPH_OK);
+    if (gc->cancelling) {
+        /* Marked, and kept past its last member for the repair. */
+        TPH_CHECK(entry_of(key, &info));
+        TPH_CHECK(info.last_cancelled != 0);
+        TPH_CHECK(info.unhealed || info.repairs_run > 0);
+    } else {
+        /* Draining removes nothing queued: no mark, and with its only member
+         * gone the entry retired. */
+        TPH_CHECK(!entry_of(key, &info) || info.last_cancelled == 0);
+        TPH_CHECK_EQ(tph_test_event_count("cancelled", key), 0);
+    }
+    tph_group_close(group);
+    tph_handle_close(ev);
+    tph_pool_close(pool);
+}
+
+static void test_group_cancelling_release_marks(void **state) {
+    group_case gc = {true};
+    (void)state;
+    tph_test_run_both(body_group_release, &gc, NULL, 2);
+}
+
+static void test_group_draining_release_does_not_mark(void **state) {
+    group_case gc = {false};
+    (void)state;
+    tph_test_run_both(body_group_release, &gc, NULL, 2);
+}
+
+typedef struct cancel_case {
+    bool tracked;
+} cancel_case;
+
+static void body_wait_cancel(void *ctx) {
+    cancel_case *cc = (cancel_case *)ctx;
+    tph_pool *pool = NULL;
+    tph_handle *ev = NULL;
+    tph_wait *w = NULL;
+    tph_env env;
+    tph_heal_entry_info info;
+    uintptr_t key;
+    TPH_CHECK(tph_pool_create(&pool) == TPH_OK);
+    TPH_CHECK(tph_event_create(&ev, true, false) == TPH_OK);
+    tph_env_init(&env);
+    TPH_CHECK(tph_env_set_pool(&env, pool) == TPH_OK);
+    TPH_CHECK(tph_wait_create(&w, ev, noop_wait, NULL, &env) == TPH_OK);
+    key = tph_pool_key(pool);
+    TPH_CHECK(tph_wait_arm(w, TPH_WAIT_FOREVER) == TPH_OK);
+    tph_test_sleep(TPH_TEST_TICK);
+    if (cc->tracked)
+        TPH_CHECK(tph_wait_try_cancel_pending(w) == TPH_OK);
+    else
+        TPH_CHECK(tph_wait_try_cancel_pending_no_heal_tracking(w) == TPH_OK);
+    TPH_CHECK(entry_of(key, &info));
+    if (cc->tracked) {
+        TPH_CHECK(info.last_cancelled != 0);
+        TPH_CHECK_EQ(tph_test_event_count("cancelled", key), 1);
+    } else {
+        /* The caller took the risk: nothing marked, no healer started. */
+        TPH_CHECK_EQ(info.last_cancelled, 0);
+        TPH_CHECK_EQ(tph_test_event_count("cancelled", key), 0);
+        TPH_CHECK(!tph_heal_healer_running());
+    }
+    TPH_CHECK(tph_wait_close(w) == TPH_OK);
+    tph_handle_close(ev);
+    tph_pool_close(pool);
+}
+
+static void test_wait_cancel_marks(void **state) {
+    cancel_case cc = {true};
+    (void)state;
+    tph_test_run_both(body_wait_cancel, &cc, NULL, 2);
+}
+
+static void test_wait_cancel_no_tracking_leaves_unmarked(void **state) {
+    cancel_case cc = {false};
+    (void)state;
+    tph_test_run_both(body_wait_cancel, &cc, NULL, 2);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_key_of_env),
+        cmocka_unit_test(test_sharing_and_retirement),
+        cmocka_unit_test(test_owing_entry_outlives_last_object),
+        cmocka_unit_test(test_outstanding_keeps_entry_at_release),
+        cmocka_unit_test(test_reregister_at_cancel),
+        cmocka_unit_test(test_untracked_cancel),
+        cmocka_unit_test(test_claimed_marks),
+        cmocka_unit_test(test_group_cancelling_release_marks),
+        cmocka_unit_test(test_group_draining_release_does_not_mark),
+        cmocka_unit_test(test_wait_cancel_marks),
+        cmocka_unit_test(test_wait_cancel_no_tracking_leaves_unmarked),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
