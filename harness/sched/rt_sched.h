@@ -68,6 +68,8 @@ typedef struct sched_result {
     uint64_t choices;           /* rt_choose calls with n > 1 */
     uint64_t virtual_time;      /* rt_now() at the end */
     uint32_t threads;           /* threads spawned, main included */
+    uint32_t fibers_peak;       /* most fibers alive at once (a finished thread's stack
+                                   is reused at once: memory is peak x stack_size) */
     uint64_t interleaving_hash; /* hash of (step, thread) at each switch: equal hash <=>
                                    (almost surely) the same interleaving */
     uint64_t choice_hash;       /* hash of the full choice stream (picks + rt_choose) */

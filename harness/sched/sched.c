@@ -212,6 +212,7 @@ int sched_run(const sched_options *opt, rt_thread_fn main_fn, void *arg, sched_r
     out->choices = s->choices;
     out->virtual_time = s->now;
     out->threads = s->nthreads;
+    out->fibers_peak = s->fibers_peak;
     out->interleaving_hash = s->ihash;
     out->choice_hash = s->chash;
     out->schedule = sched_record_finish(s);

@@ -129,6 +129,7 @@ static void reclaim_dead(sched *s) {
     if (s->dead) {
         sched_fiber_drop(&s->dead->fiber);
         s->dead = NULL;
+        s->fibers_live--;
     }
 }
 
@@ -184,6 +185,7 @@ rt_thread *sched_spawn_thread(sched *s, const char *name, rt_thread_fn fn, void 
         free(t);
         return NULL;
     }
+    if (++s->fibers_live > s->fibers_peak) s->fibers_peak = s->fibers_live;
     t->id = ++s->nthreads;
     t->daemon = daemon;
     t->fn = fn;

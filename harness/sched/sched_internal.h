@@ -86,6 +86,7 @@ typedef struct sched {
     rt_thread *current;
     rt_thread *dead;        /* finished; its fiber is dropped by whoever runs next */
     uint32_t alive_nondaemon;
+    uint32_t fibers_live, fibers_peak;
     uintptr_t nlocks, nqueues;
 
     uint64_t now, steps, choice_points, switches, choices;
