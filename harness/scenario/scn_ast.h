@@ -100,6 +100,7 @@ typedef enum scn_term_kind {
     SCN_TERM_FIELD,    /* pool.field: a heal entry field (or `exists`) */
     SCN_TERM_COUNT,    /* count(event[, pool]) */
     SCN_TERM_CALLS,    /* calls(object): callbacks run */
+    SCN_TERM_OVERLAP,  /* overlap(object): most of its callbacks running at once */
     SCN_TERM_BLOCKED,  /* blocked(label): longest virtual time the labelled op took */
     SCN_TERM_SEVERED,  /* severed(pool): 1 when the sim reports the pool severed */
     SCN_TERM_ENTRIES,  /* entries: tph_heal_entry_count() */
@@ -126,7 +127,7 @@ typedef struct scn_term {
     int pool;       /* FIELD, COUNT (-1 = any), SEVERED */
     scn_field field;
     int event;      /* COUNT: index into scn_trace_points() */
-    int obj;        /* CALLS */
+    int obj;        /* CALLS, OVERLAP */
     int label;      /* BLOCKED: index into labels */
     char label_name[SCN_NAME_MAX]; /* BLOCKED, until resolved */
     int label_col;
@@ -245,6 +246,8 @@ typedef struct scn_scenario {
     scn_outcome outcome;
     char outcome_text[64]; /* MISUSE: substring the report must contain ("" any) */
     bool allow_severed;    /* `expect severed P`-style scenarios opt out of that oracle */
+    uint64_t allow_unhealed; /* bit per pool: `expect unhealed P` opts out of the
+                                repaired-after-cancel and empty-registry oracles */
 
     scn_pool *pools; size_t npools;
     scn_obj *objs; size_t nobjs;

@@ -568,7 +568,8 @@ static bool parse_term(parser *p, scn_term *term) {
     if (kw_eq(t->text, "entries")) { term->kind = SCN_TERM_ENTRIES; return true; }
     if (kw_eq(t->text, "healer")) { term->kind = SCN_TERM_HEALER; return true; }
     if (kw_eq(t->text, "now")) { term->kind = SCN_TERM_NOW; return true; }
-    if (kw_eq(t->text, "count") || kw_eq(t->text, "calls") || kw_eq(t->text, "blocked") ||
+    if (kw_eq(t->text, "count") || kw_eq(t->text, "calls") || kw_eq(t->text, "overlap") ||
+        kw_eq(t->text, "blocked") ||
         kw_eq(t->text, "severed")) {
         const char *fn = t->text;
         if (!expect_punct(p, "(")) return false;
@@ -581,8 +582,8 @@ static bool parse_term(parser *p, scn_term *term) {
                                      scn_trace_point_name(term->event));
                 if (!take_pool(p, &term->pool)) return false;
             }
-        } else if (kw_eq(fn, "calls")) {
-            term->kind = SCN_TERM_CALLS;
+        } else if (kw_eq(fn, "calls") || kw_eq(fn, "overlap")) {
+            term->kind = kw_eq(fn, "calls") ? SCN_TERM_CALLS : SCN_TERM_OVERLAP;
             if (!take_obj(p, "an object name", &term->obj)) return false;
             if (p->s->objs[term->obj].kind == SCN_OBJ_EVENT || p->s->objs[term->obj].kind == SCN_OBJ_GROUP)
                 return error_tok(p, p->pos - 1, "a %s has no callback to count",
@@ -617,7 +618,7 @@ static bool parse_term(parser *p, scn_term *term) {
         term->field = (scn_field)f;
         return true;
     }
-    return error_tok(p, p->pos - 1, "unknown value '%s' (a number, POOL.field, count(..), calls(..), "
+    return error_tok(p, p->pos - 1, "unknown value '%s' (a number, POOL.field, count(..), calls(..), overlap(..), "
                                     "blocked(..), severed(..), entries, healer, now)",
                      t->text);
 }
@@ -707,6 +708,20 @@ static bool parse_expect(parser *p) {
         e.rhs.kind = SCN_TERM_NUMBER;
         e.rhs.number = exists ? 1 : 0;
         snprintf(e.text, sizeof e.text, "entry %s %s", s->pools[pool].name, exists ? "exists" : "absent");
+    } else if (accept_kw(p, "unhealed")) {
+        int pool;
+        if (!take_pool(p, &pool)) return false;
+        if (!expect_end(p)) return false;
+        memset(&e, 0, sizeof e);
+        e.line = p->ln->line;
+        e.col = p->ln->tok[0].col;
+        e.lhs.kind = SCN_TERM_FIELD;
+        e.lhs.pool = pool;
+        e.lhs.field = SCN_FIELD_UNHEALED;
+        e.rhs.kind = SCN_TERM_NUMBER;
+        e.rhs.number = 1;
+        snprintf(e.text, sizeof e.text, "unhealed %s", s->pools[pool].name);
+        s->allow_unhealed |= 1ull << pool;
     } else if (accept_kw(p, "severed")) {
         int pool;
         if (!take_pool(p, &pool)) return false;
