@@ -11,7 +11,10 @@ wine_build=${1:?usage: $0 <build-dir>}
 . "$here/wine-env.sh"
 [ -n "$TPHEAL_WINE" ] || { echo "wine-up: wine not found" >&2; exit 1; }
 mkdir -p "$WINEPREFIX"
-"$TPHEAL_WINESERVER" -p
+# Fails when this prefix's server is already up (a previous run that was not
+# torn down): that server is as good as a new one, and wineboot below fails
+# loudly if there is none.
+"$TPHEAL_WINESERVER" -p 2>/dev/null || true
 "$TPHEAL_WINE" wineboot -i >/dev/null 2>&1 || "$TPHEAL_WINE" wineboot >/dev/null 2>&1
 if [ ! -f "$WINEPREFIX/.tpheal-aedebug" ]; then
     "$TPHEAL_WINE" reg add 'HKLM\Software\Microsoft\Windows NT\CurrentVersion\AeDebug' \

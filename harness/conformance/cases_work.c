@@ -5,9 +5,6 @@
 
 typedef struct work_probe {
     volatile uint32_t runs;
-    volatile uint32_t order_next;
-    uint32_t order[8];
-    uint32_t tag;
     conf_conc conc;
     uint32_t sleep_ms;
     uint32_t caller_tid;
@@ -158,10 +155,14 @@ static void work_priority_order(conf_ctx *c) {
     order_log log;
     memset(&log, 0, sizeof log);
     CONF_CHECK(c, conf_blocker_start(&b));
-    tagged t[3] = {{&log, 3}, {&log, 2}, {&log, 1}};
-    int prio[3] = {TPH_OS_PRIORITY_LOW, TPH_OS_PRIORITY_NORMAL, TPH_OS_PRIORITY_HIGH};
+    /* Submitted low, normal, high; tagged by the rank they must run in. */
+    static const int prio[3] = {TPH_OS_PRIORITY_LOW, TPH_OS_PRIORITY_NORMAL,
+                                TPH_OS_PRIORITY_HIGH};
+    tagged t[3];
     tph_os_work *w[3];
     for (int i = 0; i < 3; i++) {
+        t[i].log = &log;
+        t[i].tag = 3u - (uint32_t)i;
         tph_os_env env = b.env;
         env.priority = prio[i];
         w[i] = tph_os_work_create(tagged_cb, &t[i], &env);
@@ -188,9 +189,11 @@ static void work_fifo_same_priority(conf_ctx *c) {
     order_log log;
     memset(&log, 0, sizeof log);
     CONF_CHECK(c, conf_blocker_start(&b));
-    tagged t[4] = {{&log, 1}, {&log, 2}, {&log, 3}, {&log, 4}};
+    tagged t[4];
     tph_os_work *w[4];
     for (int i = 0; i < 4; i++) {
+        t[i].log = &log;
+        t[i].tag = (uint32_t)i + 1;
         w[i] = tph_os_work_create(tagged_cb, &t[i], &b.env);
         if (w[i]) tph_os_work_submit(w[i]);
     }

@@ -52,7 +52,7 @@ void *conf_io_begin(conf_io *f) {
     OVERLAPPED *ov = &f->ov[slot];
     ZeroMemory(ov, sizeof *ov);
     /* One byte-exact read per finish: the read asks for what will be written. */
-    if (ReadFile(f->server, f->buf[slot], sizeof f->buf[slot], NULL, ov) ||
+    if (ReadFile(f->server, f->buf[slot], (DWORD)sizeof f->buf[slot], NULL, ov) ||
         GetLastError() != ERROR_IO_PENDING) {
         /* Completed at once (or failed): the case expects a pending read. */
         return NULL;

@@ -27,8 +27,10 @@ int conf_run_all(const char *backend, conf_exec_fn exec, int argc, char **argv) 
         return 0;
     }
     FILE *out = NULL;
-    if (outcomes_path && !(out = fopen(outcomes_path, "wb")))
-        return usage(argv[0], "cannot write the --outcomes file");
+    if (outcomes_path) {
+        out = fopen(outcomes_path, "wb");
+        if (!out) return usage(argv[0], "cannot write the --outcomes file");
+    }
 
     size_t ran = 0, failed = 0, notes = 0;
     for (size_t i = 0; i < total; i++) {

@@ -41,7 +41,9 @@ static void case_main(void *arg) {
 }
 
 static void exec_sim(const conf_case *k, conf_ctx *ctx) {
-    sim_case_run run = {k, ctx};
+    sim_case_run run;
+    run.k = k;
+    run.ctx = ctx;
     rt_native_options o;
     rt_native_options_default(&o);
     if (rt_native_run(case_main, &run, &o) != 0) {
