@@ -1,0 +1,138 @@
+"""Every scenario in scenarios/ under both strategies, one pytest case per file
+(`pytest ci/test_scenarios.py -k retire` runs one), plus the bad-input cases of
+the scenario language: each malformed file must exit 2 with `file:line:col:`.
+
+Binaries come from $TPHEAL_BUILD_DIR (default <repo>/build):
+harness/scenario/tpheal-harness and tpheal-harness-failfast.  Seeds per
+strategy: $TPHEAL_SCENARIO_SEEDS (default 200).  Measured on the 2-core CI
+machine (Debug build): the whole corpus, 29 files x 200 seeds x 2 strategies,
+runs in about 5 s (figures in docs/scenarios.md)."""
+import os
+import pathlib
+import re
+
+import pytest
+
+from conftest import REPO, build_dir, run_bounded
+
+SCENARIOS = sorted((REPO / "scenarios").glob("*.scn"))
+SEEDS = int(os.environ.get("TPHEAL_SCENARIO_SEEDS", "200"))
+# Per file: generous against the ~1 s the slowest file takes for 400 runs.
+TIMEOUT = 120
+
+
+def harness(failfast=False):
+    name = "tpheal-harness-failfast" if failfast else "tpheal-harness"
+    exe = build_dir() / "harness" / "scenario" / name
+    if not exe.exists():
+        pytest.fail(f"{exe} is missing: build first (make test builds it)")
+    return str(exe)
+
+
+def test_corpus_is_large_enough():
+    assert len(SCENARIOS) >= 25, [p.name for p in SCENARIOS]
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
+def test_scenario(path):
+    first = path.read_text().splitlines()[0]
+    assert first.startswith("# purpose: ") and len(first) > len("# purpose: ") + 10, first
+    rc, out = run_bounded([harness(), "run", str(path), "--seeds", str(SEEDS), "--strategy", "both"],
+                          TIMEOUT, cwd=REPO)
+    assert rc is not None, f"timed out after {TIMEOUT}s:\n{out[-4000:]}"
+    assert rc == 0, out[-8000:]
+    line = [l for l in out.splitlines() if l.startswith("PASS ")]
+    assert line and f"runs={2 * SEEDS} failures=0" in line[0], out[-4000:]
+
+
+def test_same_seed_same_output():
+    """Determinism: a seed's report is byte-identical run to run (rates aside)."""
+    path = REPO / "scenarios" / "concurrent-cancels-out-of-order.scn"
+    outs = []
+    for _ in range(2):
+        rc, out = run_bounded([harness(), "replay", "--seed", "7", "--strategy", "pct", str(path)], 60, cwd=REPO)
+        assert rc == 0, out
+        outs.append(out)
+    assert outs[0] == outs[1]
+
+
+def test_failure_report_and_replay(tmp_path):
+    """A failing scenario prints seed, strategy, hash, build, schedule, trace,
+    a replay command that reproduces it, and exits 1."""
+    f = tmp_path / "fails.scn"
+    f.write_text("# purpose: a deliberately false expectation\n"
+                 "work W\nthread A\n  submit W\n  wait W\nend\nexpect calls(W) == 2\n")
+    rc, out = run_bounded([harness(), "run", str(f), "--seed", "3"], 60)
+    assert rc == 1, out
+    for needle in ("FAILURE", "seed: 3", "strategy: random", "content hash:", "build:", "schedule: ",
+                   "last trace records:", "replayed once by its schedule: reproduced", "replay: "):
+        assert needle in out, (needle, out)
+    sched = re.search(r"replay --schedule '([^']*)'", out).group(1)
+    rc2, out2 = run_bounded([harness(), "replay", "--schedule", sched, str(f)], 60)
+    assert rc2 == 1 and "calls ( W ) == 2" in out2, out2
+
+
+def test_failfast_scenario_reexecutes_sibling():
+    path = REPO / "scenarios" / "overdue-unrepairable-fail-fast.scn"
+    rc, out = run_bounded([harness(), "run", str(path), "--seeds", "3"], 60, cwd=REPO)
+    assert rc == 0 and "PASS" in out, out
+
+
+def test_list_and_bench():
+    rc, out = run_bounded([harness(), "list", str(REPO / "scenarios")], 30)
+    assert rc == 0 and "repair-started" in out and "try_cancel_pending" in out, out
+    rc, out = run_bounded([harness(), "bench", "--seeds", "50"], 60)
+    assert rc == 0 and "schedules/s" in out and "raw fiber switches/s" in out, out
+
+
+# ---- bad input: every malformed case exits 2 with file:line:col ----------------
+
+BAD = {
+    "no-purpose": ("work W\nthread A\n  submit W\nend\n", 1, 1, "purpose"),
+    "unknown-word": ("# purpose: x\nfrobnicate W\n", 2, 1, "unknown word"),
+    "unknown-op": ("# purpose: x\nwork W\nthread A\n  launch W\nend\n", 4, 3, "unknown operation"),
+    "bad-number": ("# purpose: x\nwork W\nthread A\n  repeat 1x\n  submit W\n  end\nend\n", 4, 10, "bad number"),
+    "bad-duration-unit": ("# purpose: x\nthread A\n  sleep 10\nend\n", 3, 9, "unit"),
+    "undefined-object": ("# purpose: x\nthread A\n  submit W\nend\n", 3, 10, "undefined object"),
+    "undefined-pool": ("# purpose: x\nwork W on P\n", 2, 11, "undefined pool"),
+    "undefined-label": ("# purpose: x\nthread A\n  tick\nend\nexpect blocked(L) > 0\n", 5, 16, "undefined label"),
+    "duplicate-name": ("# purpose: x\nwork W\ntimer W\n", 3, 7, "duplicate name"),
+    "wrong-operand": ("# purpose: x\nwork W\nthread A\n  disarm W\nend\n", 4, 10, "needs a"),
+    "unknown-hold-point": ("# purpose: x\nhold repair-begun for 1ms\nthread A\n  tick\nend\n", 2, 6,
+                           "unknown trace point"),
+    "hold-pool-on-poolless-point": ("# purpose: x\nhold healer-tick pool default for 1ms\n", 2, 18, "carries no pool"),
+    "unclosed-thread": ("# purpose: x\nthread A\n  tick\n", 2, 1, "not closed"),
+    "stray-end": ("# purpose: x\nend\n", 2, 1, "end"),
+    "bad-character": ("# purpose: x\nthread A\n  tick;\nend\n", 3, 7, "unexpected character"),
+    "bad-stall": ("# purpose: x\npool P private stall sometimes\n", 2, 22, "stall"),
+    "min-above-max": ("# purpose: x\npool P private min 4 max 2\n", 2, 1, "min"),
+    "double-fault": ("# purpose: x\nfault alloc nth 1\nfault alloc nth 2\n", 3, 7, "fault"),
+    "no-thread": ("# purpose: x\nwork W\n", 2, 1, "at least one thread"),
+    "create-twice": ("# purpose: x\nwork W\nthread A\n  create W\nend\nthread B\n  create W\nend\n", 7, 10,
+                     "created twice"),
+    "binary-garbage": ("# purpose: x\n\x01\x02\n", 2, 1, "unexpected character"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD), ids=sorted(BAD))
+def test_bad_input(tmp_path, name):
+    text, line, col, words = BAD[name]
+    f = tmp_path / f"{name}.scn"
+    f.write_bytes(text.encode("latin-1"))
+    rc, out = run_bounded([harness(), "run", str(f), "--seeds", "1"], 30)
+    assert rc == 2, out
+    want = f"{f}:{line}:{col}: "
+    assert want in out, (want, out)
+    assert words in out, (words, out)
+
+
+def test_missing_file_is_bad_input(tmp_path):
+    rc, out = run_bounded([harness(), "run", str(tmp_path / "nope.scn")], 30)
+    assert rc == 2 and "nope.scn:0:0:" in out, out
+
+
+def test_bad_usage_is_exit_2():
+    rc, out = run_bounded([harness(), "run", "--strategy", "dfs", "x.scn"], 30)
+    assert rc == 2, out
+    rc, out = run_bounded([harness(), "replay", "--schedule", "T1:zz!!", str(SCENARIOS[0])], 30)
+    assert rc == 2, out
