@@ -81,6 +81,10 @@ class Run:
             raise UsageError(f"no tpheal-harness under {self.build}: build it first "
                              f"(make build{'-asan' if args.sanitize == 'address' else '-tsan' if args.sanitize == 'thread' else ''})")
         self.harness_rel = rel(self.harness)
+        # Scenarios that say `build fail-fast` run on the sibling executable
+        # built with TPHEAL_FAIL_FAST; the harness says so with exit status 4.
+        self.sibling = self.harness.with_name("tpheal-harness-failfast")
+        self.exe: dict = {}
         self.shard = P.parse_shard(args.shard)
         self.master = P.parse_seed(args.seed) if args.seed else P.clock_master_seed()
         self.scenarios = discover_scenarios(args.scenarios)
@@ -93,6 +97,7 @@ class Run:
         self.files_written: dict = {}
         self.pct_steps: dict = {}   # scenario -> PCT k (largest choice_points seen)
         self.jobs = max(1, args.jobs)
+        self.native_jobs = max(1, args.native_jobs or 4 * self.jobs)
         self.progress = Progress(sys.stderr, self.res, self.lock)
 
     # ---- the phases ---------------------------------------------------------
@@ -132,7 +137,7 @@ class Run:
         print(f"stress: master seed {self.master}  (repeat: {again})", flush=True)
         print(f"stress: {len(self.scenarios)} scenarios, {a.seconds:g} s budget ({split}"
               f"{', after the fault loop' if not a.no_faultloop and a.sanitize != 'thread' else ''}), "
-              f"{self.jobs} workers, shard {self.shard}, harness {self.harness_rel}"
+              f"{self.jobs} workers ({self.native_jobs} free-running), shard {self.shard}, harness {self.harness_rel}"
               f"{', sanitizer ' + a.sanitize if a.sanitize else ''}", flush=True)
 
     def prepare_out(self):
@@ -140,8 +145,8 @@ class Run:
         for f in self.fail_dir.glob("*.txt"):   # stale files would read as new failures
             f.unlink()
 
-    def workers(self, fn):
-        ts = [threading.Thread(target=fn, daemon=True) for _ in range(self.jobs)]
+    def workers(self, fn, n=None):
+        ts = [threading.Thread(target=fn, daemon=True) for _ in range(n or self.jobs)]
         for t in ts:
             t.start()
         for t in ts:
@@ -152,25 +157,55 @@ class Run:
         self.progress.start(mode, until, self.deadline)
         start = time.monotonic()
 
+        # --batches N: exactly N batches per mode, whatever the clock says
+        # (replaying the start of a shard; the driver's own tests).
+        quota = [self.args.batches] if self.args.batches else None
+
         def worker():
             while True:
                 now = time.monotonic()
-                if now >= until - 0.05:
+                if quota is None and now >= until - 0.05:
                     return
                 with self.lock:
+                    if quota is not None:
+                        if quota[0] <= 0:
+                            return
+                        quota[0] -= 1
                     b = src.take()
                     k = self.pct_steps.get(b.scenario, 0)
-                self.run_batch(b, min(BATCH_MS, int((until - now) * 1000)), k)
+                slice_ms = BATCH_MS if quota is not None else min(BATCH_MS, int((until - now) * 1000))
+                self.run_batch(b, slice_ms, k)
 
-        self.workers(worker)
+        # A free-running run mostly sleeps: the scenario's settle times are
+        # real time there (about 2 s a run against ~0.1 s of CPU), so more
+        # processes than cores keep the cores busy.
+        self.workers(worker, self.native_jobs if mode == "native" else self.jobs)
         self.res.phase_seconds[mode] = time.monotonic() - start
 
+    def exe_for(self, scenario: str) -> pathlib.Path:
+        return self.exe.get(scenario, self.harness)
+
+    def call_for(self, scenario: str, make_cmd, timeout: float):
+        """Runs make_cmd(exe) for the scenario's executable, switching to the
+        fail-fast sibling once when the harness asks for it (exit 4)."""
+        o = H.call(make_cmd(self.exe_for(scenario)), timeout=timeout, env=self.env)
+        if o.returncode == H.EXIT_OTHER_BUILD and self.exe_for(scenario) == self.harness \
+                and self.sibling.is_file():
+            with self.lock:
+                self.exe[scenario] = self.sibling
+            o = H.call(make_cmd(self.sibling), timeout=timeout, env=self.env)
+        return o
+
+    def rel_exe(self, scenario: str) -> str:
+        return rel(self.exe_for(scenario))
+
     def run_batch(self, b: P.Batch, max_ms: int, pct_steps: int):
-        cmd = H.batch_cmd(self.harness, b, 1 << 40, max(1, max_ms), pct_steps)
         # A batch stops itself after max_ms; one run may still be long (the
         # native mode waits out real timers), so allow a generous margin.
         t = time.monotonic()
-        o = H.call(cmd, timeout=max_ms / 1000 + 60, env=self.env)
+        o = self.call_for(b.scenario, lambda exe: H.batch_cmd(exe, b, 1 << 40, max(1, max_ms),
+                                                              pct_steps), max_ms / 1000 + 60)
+        cmd = H.batch_cmd(self.exe_for(b.scenario), b, 1 << 40, max(1, max_ms), pct_steps)
         secs = time.monotonic() - t
         d = o.data[-1] if o.data else {}
         fails = d.get("failures", [])
@@ -192,7 +227,7 @@ class Run:
         entry = {"scenario": b.scenario, "mode": b.mode, "strategy": b.strategy,
                  "depth": b.depth, "pct_steps": pct_steps, "seed": seed, "batch": b.k,
                  "status": f.get("status", "failed"), "reason": f.get("reason", ""),
-                 "replay": " ".join(H.run_cmd(self.harness_rel, b.scenario, seed, b.mode,
+                 "replay": " ".join(H.run_cmd(self.rel_exe(b.scenario), b.scenario, seed, b.mode,
                                               b.strategy, b.depth, pct_steps, json_out=False))}
         if f.get("schedule"):
             entry["schedule"] = f["schedule"]
@@ -215,11 +250,11 @@ class Run:
         reason = o.sanitizer or (o.stderr.strip().splitlines() or [""])[-1][:300]
         if o.crash_seed is not None:
             seed = o.crash_seed
-            replay = " ".join(H.run_cmd(self.harness_rel, b.scenario, seed, b.mode,
+            replay = " ".join(H.run_cmd(self.rel_exe(b.scenario), b.scenario, seed, b.mode,
                                         b.strategy, b.depth, pct_steps, json_out=False))
         else:
             seed = None
-            replay = " ".join([self.harness_rel] + [str(c) for c in cmd[1:]])
+            replay = " ".join([self.rel_exe(b.scenario)] + [str(c) for c in cmd[1:]])
         entry = {"scenario": b.scenario, "mode": b.mode, "strategy": b.strategy,
                  "depth": b.depth, "pct_steps": pct_steps, "seed": seed, "batch": b.k,
                  "status": status, "reason": reason, "returncode": o.returncode,
@@ -236,11 +271,11 @@ class Run:
         reproduction is what makes it debuggable."""
         tried = []
         for strategy, depth in P.ROTATION:
-            cmd = H.run_cmd(self.harness, scenario, seed, "controlled", strategy, depth)
+            cmd = H.run_cmd(self.exe_for(scenario), scenario, seed, "controlled", strategy, depth)
             o = H.call(cmd, timeout=120, env=self.env)
             verdict = "failed" if (o.returncode not in (0, None) and o.returncode != 2) else \
                 ("passed" if o.returncode == 0 else "error")
-            line = " ".join(H.run_cmd(self.harness_rel, scenario, seed, "controlled",
+            line = " ".join(H.run_cmd(self.rel_exe(scenario), scenario, seed, "controlled",
                                       strategy, depth, json_out=False))
             tried.append({"command": line, "verdict": verdict})
             if verdict == "failed":
@@ -284,8 +319,9 @@ class Run:
     def run_faultloop(self, scen: str):
         seed = P.splitmix64(self.master ^ P.MODE_TAG["faultloop"]) if self.args.faultloop_seed is None \
             else self.args.faultloop_seed
-        cmd = H.faultloop_cmd(self.harness, scen, seed, self.args.max_fault_sites)
-        o = H.call(cmd, timeout=600, env=self.env)
+        o = self.call_for(scen, lambda exe: H.faultloop_cmd(exe, scen, seed,
+                                                            self.args.max_fault_sites), 600)
+        cmd = H.faultloop_cmd(self.exe_for(scen), scen, seed, self.args.max_fault_sites)
         summary = next((d for d in reversed(o.data) if d.get("summary")), None)
         injected = [d for d in o.data if not d.get("summary")]
         with self.lock:
@@ -301,7 +337,7 @@ class Run:
                     "scenario": scen, "mode": "faultloop", "strategy": "random", "depth": 0,
                     "seed": seed, "batch": None, "fault": f"{d.get('kind')}:{d.get('nth')}",
                     "status": d.get("status", "failed"), "reason": d.get("reason", ""),
-                    "replay": f"{self.harness_rel} stress-faultloop --seed {seed} "
+                    "replay": f"{self.rel_exe(scen)} stress-faultloop --seed {seed} "
                               f"--only {d.get('kind')}:{d.get('nth')} {scen}"})
         if not o.ok or summary is None:
             status = "sanitizer" if o.sanitizer else ("timeout" if o.returncode is None
@@ -312,7 +348,7 @@ class Run:
                 "seed": seed, "batch": None, "status": status,
                 "reason": o.sanitizer or (o.stderr.strip().splitlines() or [""])[-1][:300],
                 "fault": f"{last.get('kind')}:{last.get('nth')} (last one reported)" if last else "",
-                "replay": " ".join([self.harness_rel] + [str(c) for c in cmd[1:]]),
+                "replay": " ".join([self.rel_exe(scen)] + [str(c) for c in cmd[1:]]),
                 "stderr_tail": o.stderr[-4000:]})
 
     def verdict(self) -> int:
@@ -380,7 +416,11 @@ def parse_args(argv):
     ap.add_argument("--sanitize", choices=["address", "thread"])
     ap.add_argument("--scenarios", nargs="*", default=[], help="files or directories")
     ap.add_argument("--jobs", type=int, default=int(os.environ.get("STRESS_JOBS", 2)))
+    ap.add_argument("--native-jobs", type=int, default=0,
+                    help="concurrent free-running batches (default: 4 x --jobs)")
     ap.add_argument("--out", help="output directory (default: BUILD/stress)")
+    ap.add_argument("--batches", type=int, default=0,
+                    help="run exactly N batches per mode instead of filling --seconds")
     ap.add_argument("--no-faultloop", action="store_true")
     ap.add_argument("--faultloop-seed", type=lambda s: P.parse_seed(s), default=None)
     ap.add_argument("--max-fault-sites", type=int, default=10000)

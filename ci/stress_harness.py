@@ -29,6 +29,7 @@ import subprocess
 SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "WARNING: ThreadSanitizer",
                      "ERROR: LeakSanitizer", "runtime error:", "ERROR: ThreadSanitizer",
                      "SUMMARY: UndefinedBehaviorSanitizer")
+EXIT_OTHER_BUILD = 4  # the scenario needs the other core build (fail-fast sibling)
 CRASH_RE = re.compile(r"tph-stress: crashed in run (\S+) seed=(0x[0-9a-f]+) j=(\d+)")
 
 

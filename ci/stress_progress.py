@@ -22,14 +22,15 @@ class Progress:
         self.width = 0
         self.io = threading.Lock()  # the line and notes share the stream
 
-    def _runs(self) -> int:
-        return sum(s.runs for per in self.res.scenarios.values() for s in per.values())
+    def _runs(self, mode=None) -> int:
+        return sum(s.runs for per in self.res.scenarios.values() for m, s in per.items()
+                   if mode is None or m == mode)
 
     def start(self, phase: str, until, deadline):
         with self.lock:
             self.phase, self.until, self.deadline = phase, until, deadline
             self.phase_t0 = time.monotonic()
-            self.phase_runs0 = self._runs()
+            self.phase_runs0 = self._runs(phase)
         if self.thread is None:
             self.thread = threading.Thread(target=self._loop, daemon=True)
             self.thread.start()
@@ -37,7 +38,7 @@ class Progress:
     def line(self) -> str:
         now = time.monotonic()
         with self.lock:
-            runs = self._runs()
+            runs = self._runs(self.phase)
             fails = self.res.failure_count()
             rate = (runs - self.phase_runs0) / max(1e-6, now - self.phase_t0)
             phase = self.phase

@@ -88,11 +88,15 @@ def fake(tmp_path):
     return {"build": b, "scen": scen, "log": log, "tmp": tmp_path}
 
 
-def run_fake(fake, *extra, env=None, out="out", seconds="1.5"):
+def run_fake(fake, *extra, env=None, out="out", seconds="1.5", batches=None):
+    """batches=N makes the run independent of the clock (N batches per mode);
+    by default 4 (each of the 3 scenarios at least once per mode)."""
     e = dict(os.environ, FAKE_LOG=str(fake["log"]))
     e.update(env or {})
     cmd = [sys.executable, STRESS, "--build", str(fake["build"]), "--seconds", seconds,
            "--scenarios", str(fake["scen"]), "--out", str(fake["tmp"] / out), *extra]
+    if batches != 0:
+        cmd += ["--batches", str(batches or 4)]
     p = subprocess.run(cmd, capture_output=True, text=True, env=e, cwd=fake["tmp"], timeout=120)
     return p
 
@@ -144,7 +148,7 @@ def test_bad_shard_is_rejected(bad):
 
 # ---- the driver against the fake harness -------------------------------------
 def test_clean_run_banner_table_results_and_exit_0(fake):
-    p = run_fake(fake, "--seed", "1234")
+    p = run_fake(fake, "--seed", "1234", batches=12)
     assert p.returncode == 0, p.stdout + p.stderr
     first = p.stdout.splitlines()[0]
     assert "master seed 1234" in first and "make stress SEED=1234" in first
@@ -165,8 +169,8 @@ def test_clean_run_banner_table_results_and_exit_0(fake):
 
 
 def test_default_seed_comes_from_the_clock_and_is_printed(fake):
-    p1 = run_fake(fake, "--no-faultloop", seconds="0.3")
-    p2 = run_fake(fake, "--no-faultloop", seconds="0.3")
+    p1 = run_fake(fake, "--no-faultloop", batches=1)
+    p2 = run_fake(fake, "--no-faultloop", batches=1)
     s1 = re.search(r"master seed (\d+)", p1.stdout).group(1)
     s2 = re.search(r"master seed (\d+)", p2.stdout).group(1)
     assert s1 != s2
@@ -175,14 +179,12 @@ def test_default_seed_comes_from_the_clock_and_is_printed(fake):
 def test_same_master_seed_gives_the_same_batches(fake):
     def batches(mode):
         return [(c[-1], c[c.index("--base") + 1]) for c in calls(fake) if mode in c]
-    run_fake(fake, "--seed", "99", "--no-faultloop", "--jobs", "1", seconds="0.5")
-    first = {m: batches(m) for m in ("controlled", "native")}
+    run_fake(fake, "--seed", "99", "--no-faultloop", batches=12)
+    first = {m: sorted(batches(m)) for m in ("controlled", "native")}
     fake["log"].unlink()
-    run_fake(fake, "--seed", "99", "--no-faultloop", "--jobs", "1", seconds="0.5")
+    run_fake(fake, "--seed", "99", "--no-faultloop", batches=12)
     for m in ("controlled", "native"):
-        second = batches(m)
-        n = min(len(first[m]), len(second))
-        assert n >= 1 and first[m][:n] == second[:n]
+        assert len(first[m]) == 12 and sorted(batches(m)) == first[m]
 
 
 def test_controlled_failure_writes_a_file_with_its_replay_and_exits_1(fake):
@@ -203,18 +205,18 @@ def test_controlled_failure_writes_a_file_with_its_replay_and_exits_1(fake):
 
 def test_native_failure_is_rerun_controlled_and_reports_reproduction(fake):
     p = run_fake(fake, "--seed", "5", "--no-faultloop",
-                 env={"FAKE_FAIL": "gamma,native", "FAKE_REPRO": "gamma,controlled"})
+                 env={"FAKE_FAIL": "alpha,native", "FAKE_REPRO": "alpha,controlled"})
     assert p.returncode == 1
     f = [x for x in results(fake)["failures"] if x["mode"] == "native"]
     assert f and f[0]["reproduction"]["reproduced"] is True
     runs = calls(fake, "run")
     assert any(str(f[0]["seed"]) in c and "controlled" in c for c in runs)
-    text = next((fake["tmp"] / "out" / "failures").glob("*gamma-native*")).read_text()
+    text = next((fake["tmp"] / "out" / "failures").glob("*alpha-native*")).read_text()
     assert "REPRODUCED" in text
 
 
 def test_native_failure_not_reproduced_is_said_so(fake):
-    p = run_fake(fake, "--seed", "5", "--no-faultloop", env={"FAKE_FAIL": "gamma,native"})
+    p = run_fake(fake, "--seed", "5", "--no-faultloop", env={"FAKE_FAIL": "alpha,native"})
     assert p.returncode == 1
     f = [x for x in results(fake)["failures"] if x["mode"] == "native"]
     assert f[0]["reproduction"]["reproduced"] is False
@@ -275,7 +277,8 @@ def test_bad_usage_exits_2(fake):
 
 
 def test_progress_is_plain_lines_when_not_a_tty(fake):
-    p = run_fake(fake, "--seed", "3", "--no-faultloop")
+    # The time-budget path (no --batches): at least the first batch starts.
+    p = run_fake(fake, "--seed", "3", "--no-faultloop", batches=0)
     assert "\r" not in p.stderr
     assert re.search(r"s elapsed, .* left\] .*runs, .*schedules/s, 0 failures", p.stderr)
 

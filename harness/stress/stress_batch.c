@@ -109,6 +109,10 @@ int tph_stress_batch_main(int argc, char **argv) {
         fprintf(stderr, "%s:%d:%d: %s\n", a.path, err.line, err.col, err.msg);
         return 2;
     }
+    if (stress_wrong_build(a.path, scn->fail_fast_build)) {
+        scn_free(scn);
+        return STRESS_EXIT_OTHER_BUILD;
+    }
     stress_crash_install(a.path);
     stress_hashset seen;
     stress_hashset_init(&seen);

@@ -5,11 +5,14 @@
  *   stress-faultloop --seed SEED [--max-sites N] [--only KIND:N] FILE
  *
  * Runs are controlled (random walk, seed SEED), so they are deterministic:
- * the run with fault KIND:N is identical to the fault-free baseline up to the
- * Nth call of KIND.  If that call is never reached, the whole run is
- * identical to the baseline (same steps, interleaving hash, report and trace
- * tail), which is how the loop knows a kind is exhausted without asking the
- * simulated process (it is gone when scn_run returns).
+ * the run with fault KIND:N is identical, up to the Nth call of KIND, to the
+ * run with KIND armed at a count no run reaches (the per-kind baseline:
+ * arming a fault takes the sim's lock, two scheduling points, so the
+ * fault-free run is not the right reference -- measured: 602 vs 600 steps).
+ * If the Nth call is never reached, the whole run is identical to that
+ * baseline (same steps, interleaving hash, report and trace tail), which is
+ * how the loop knows a kind is exhausted without asking the simulated
+ * process (it is gone when scn_run returns).
  *
  * What an injected run must show (docs/stress.md):
  *   - it ends: no deadlock, livelock or fail-fast end, no crash (the driver
@@ -38,6 +41,8 @@
 #endif
 
 #define CMD "stress-faultloop"
+/* A call count no scenario reaches: the per-kind baseline arms this. */
+#define NEVER_NTH UINT32_MAX
 
 /* The kinds looped over: every failable seam call.  HEALER_START is the same
  * sim fault as POOL_CREATE (the healer's private pool), so it is not
@@ -271,6 +276,10 @@ int tph_stress_faultloop_main(int argc, char **argv) {
         fprintf(stderr, "%s:%d:%d: %s\n", path, err.line, err.col, err.msg);
         return 2;
     }
+    if (stress_wrong_build(path, scn->fail_fast_build)) {
+        scn_free(scn);
+        return STRESS_EXIT_OTHER_BUILD;
+    }
     loop L;
     memset(&L, 0, sizeof L);
     L.base = scn;
@@ -307,6 +316,12 @@ int tph_stress_faultloop_main(int argc, char **argv) {
         scn_fault_kind kind = KINDS[ki];
         if (only_kind >= 0 && sim_class((scn_fault_kind)only_kind) != (int)kind) continue;
         if (taken & (1u << sim_class(kind))) continue;
+        run_record kbase;
+        if (!run_with(&L, (int)kind, NEVER_NTH, &kbase, &out)) {
+            stress_run_out_free(&out);
+            break;
+        }
+        stress_run_out_free(&out);
         for (uint32_t nth = only ? (uint32_t)only_nth : 1;; nth++) {
             if (sites >= max_sites) {
                 complete = false;
@@ -319,7 +334,7 @@ int tph_stress_faultloop_main(int argc, char **argv) {
                 break;
             }
             bool leaked = leak_check(&L);
-            bool reached = !same_run(&rec, &base) || leaked;
+            bool reached = !same_run(&rec, &kbase) || leaked;
             if (reached) {
                 char status[32], reason[320];
                 const char *acc = NULL;
@@ -333,6 +348,9 @@ int tph_stress_faultloop_main(int argc, char **argv) {
                     accbuf[acc_len] = '\0';
                 }
                 emit(scn_fault_name(kind), nth, ok, status, reason, acc ? accbuf : NULL);
+                if (only && (!ok || acc) && out.trace_tail) /* a replay: the whole story */
+                    fprintf(stderr, "%s\ntrace tail:\n%s", out.report ? out.report : "",
+                            out.trace_tail);
                 sites++;
                 per_kind[kind]++;
             }
@@ -340,6 +358,7 @@ int tph_stress_faultloop_main(int argc, char **argv) {
             stress_run_out_free(&out);
             if (!reached || only) break;
         }
+        record_free(&kbase);
     }
     printf("{\"summary\":true,\"scenario\":");
     stress_json_string(stdout, path);

@@ -17,6 +17,8 @@
 #define STRESS_WRITE(buf, n) write(2, (buf), (n))
 #endif
 
+#include <tpheal/config.h>
+
 #if defined(TPHEAL_ASAN) || defined(TPHEAL_TSAN)
 #include <sanitizer/common_interface_defs.h>
 #endif
@@ -177,6 +179,14 @@ void stress_crash_install(const char *scenario_path) {
 void stress_crash_current(uint64_t seed, uint64_t j) {
     crash_seed = seed;
     crash_j = j;
+}
+
+bool stress_wrong_build(const char *path, bool needs_fail_fast) {
+    bool mine = TPHEAL_FAIL_FAST != 0;
+    if (needs_fail_fast == mine) return false;
+    fprintf(stderr, "%s: needs the %s core: run it with tpheal-harness%s\n", path,
+            needs_fail_fast ? "fail-fast" : "default", needs_fail_fast ? "-failfast" : "");
+    return true;
 }
 
 /* ---- options ----------------------------------------------------------------- */

@@ -37,6 +37,14 @@ uint64_t stress_wall_ms(void);
 void stress_crash_install(const char *scenario_path);
 void stress_crash_current(uint64_t seed, uint64_t j);
 
+/* A scenario that says `build fail-fast` needs the core built with
+ * TPHEAL_FAIL_FAST, which is the sibling executable tpheal-harness-failfast.
+ * Returns true (after printing why on stderr) when `needs_fail_fast` does
+ * not match this build; the subcommand then exits STRESS_EXIT_OTHER_BUILD
+ * and ci/stress.py sends the scenario to the sibling. */
+#define STRESS_EXIT_OTHER_BUILD 4
+bool stress_wrong_build(const char *path, bool needs_fail_fast);
+
 /* Options: "--name value".  Returns false (and prints a message on stderr,
  * `stress-batch: ...`) for a malformed number. */
 bool stress_parse_u64(const char *cmd, const char *opt, const char *text, uint64_t *out);
