@@ -1,6 +1,9 @@
 /* Raw fiber switch rate: the ceiling a scheduling point is measured
- * against (tpheal-harness bench prints points/s as a share of it).  Uses
- * real time, so it is for the bench command only, never inside a run. */
+ * against (tpheal-harness bench prints points/s as a share of it).  Timed
+ * with the thread's CPU clock on POSIX: on the shared 2-core CI machines a
+ * wall clock measured the neighbours (load 9: 4x slower, ratios swinging
+ * from 24% to 64% between two runs).  For the bench command only, never
+ * inside a run. */
 #if !defined(_WIN32)
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #endif
@@ -22,7 +25,7 @@ static double seconds(void) {
 #include <time.h>
 static double seconds(void) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 #endif

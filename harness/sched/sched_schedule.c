@@ -19,45 +19,57 @@
 
 static const char digits[] = "0123456789abcdefghijklmnopqrstuv";
 
-static void put(sched *s, const char *p, size_t n) {
-    if (s->out_oom) return;
-    if (s->outlen + n + 1 > s->outcap) {
-        size_t cap = s->outcap ? s->outcap * 2 : 256;
-        char *b;
-        while (cap < s->outlen + n + 1) cap *= 2;
-        b = realloc(s->out, cap);
-        if (!b) {
-            s->out_oom = true;
-            return;
-        }
-        s->out = b;
-        s->outcap = cap;
+/* Room for n more bytes and the terminator (false once out of memory:
+ * the run goes on, its result just has no schedule). */
+static bool reserve(sched *s, size_t n) {
+    size_t cap;
+    char *b;
+    if (s->outlen + n + 1 <= s->outcap) return !s->out_oom;
+    if (s->out_oom) return false;
+    cap = s->outcap ? s->outcap * 2 : 256;
+    while (cap < s->outlen + n + 1) cap *= 2;
+    b = realloc(s->out, cap);
+    if (!b) {
+        s->out_oom = true;
+        return false;
     }
-    memcpy(s->out + s->outlen, p, n);
-    s->outlen += n;
+    s->out = b;
+    s->outcap = cap;
+    return true;
 }
 
-static void put_num(sched *s, uint64_t v) {
-    char buf[16];
-    size_t i = sizeof buf;
+/* Writes v in base 32 at p, returns the length (at most 13). */
+static size_t fmt_num(char *p, uint64_t v) {
+    char tmp[16];
+    size_t i = sizeof tmp, n;
+    if (v < 32u) { /* the common case: a thread id or a small choice */
+        *p = digits[v];
+        return 1;
+    }
     do {
-        buf[--i] = digits[v & 31u];
+        tmp[--i] = digits[v & 31u];
         v >>= 5;
     } while (v);
-    put(s, buf + i, sizeof buf - i);
+    n = sizeof tmp - i;
+    memcpy(p, tmp + i, n);
+    return n;
 }
 
-static void separate(sched *s) {
-    if (s->out_items++) put(s, ".", 1);
-}
+/* Up to: '.', 13 digits, '*', 13 digits. */
+#define SCHED_MAX_ITEM 32u
 
 static void flush_pick(sched *s) {
+    char *p;
     if (!s->last_run) return;
-    separate(s);
-    put_num(s, s->last_pick);
-    if (s->last_run > 1) {
-        put(s, "*", 1);
-        put_num(s, s->last_run);
+    if (reserve(s, SCHED_MAX_ITEM)) {
+        p = s->out + s->outlen;
+        if (s->out_items++) *p++ = '.';
+        p += fmt_num(p, s->last_pick);
+        if (s->last_run > 1) {
+            *p++ = '*';
+            p += fmt_num(p, s->last_run);
+        }
+        s->outlen = (size_t)(p - s->out);
     }
     s->last_run = 0;
 }
@@ -69,17 +81,20 @@ void sched_record_pick_slow(sched *s, uint32_t id) {
 }
 
 void sched_record_choose(sched *s, uint32_t value) {
+    char *p;
     flush_pick(s);
-    separate(s);
-    put(s, "=", 1);
-    put_num(s, value);
+    if (!reserve(s, SCHED_MAX_ITEM)) return;
+    p = s->out + s->outlen;
+    if (s->out_items++) *p++ = '.';
+    *p++ = '=';
+    p += fmt_num(p, value);
+    s->outlen = (size_t)(p - s->out);
 }
 
 char *sched_record_finish(sched *s) {
     char *r;
-    if (s->outlen == 0) put(s, "T1:", 3);
     flush_pick(s);
-    if (s->out_oom) {
+    if (s->out_oom || !s->out) {
         free(s->out);
         s->out = NULL;
         return NULL;
