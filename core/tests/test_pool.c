@@ -31,9 +31,12 @@ static void limits_body(void *ctx) {
     TPH_CHECK(sim_pool_stats_get((tph_os_pool *)tph_pool_key(p), &st));
     TPH_CHECK_EQ(st.min_threads, 0);
     TPH_CHECK_EQ(st.max_threads, 1);
-    TPH_CHECK_EQ(tph_pool_close(p), TPH_OK);
-    TPH_CHECK(sim_pool_stats_get((tph_os_pool *)tph_pool_key(p), &st));
-    TPH_CHECK(st.closed);
+    {
+        tph_os_pool *raw = (tph_os_pool *)tph_pool_key(p); /* p is dead after close */
+        TPH_CHECK_EQ(tph_pool_close(p), TPH_OK);
+        TPH_CHECK(sim_pool_stats_get(raw, &st));
+        TPH_CHECK(st.closed);
+    }
 }
 
 static void thread_limits_are_checked_and_applied(void **state) {
