@@ -46,10 +46,13 @@ DEFAULTS = {
     "defaultStrategy": "pct",
     "fallbackSeeds": 50,
     "baselineTimeoutSeconds": 120,
+    # ctest names whose executables form the fallback set (the conformance
+    # comparison is not a unit test of the rules and takes seconds).
+    "unitPrefixes": ["core.", "harness."],
 }
 CONFIG_TYPES = {"cmakeArgs": list, "harnessTarget": str, "scenarioDir": str,
                 "scenarioCommand": list, "defaultSeeds": int, "defaultStrategy": str,
-                "fallbackSeeds": int, "baselineTimeoutSeconds": int}
+                "fallbackSeeds": int, "baselineTimeoutSeconds": int, "unitPrefixes": list}
 
 
 class Bad(Exception):
@@ -283,9 +286,9 @@ def parse_harness_json(rc, output):
 class Worker:
     """A copy of the tracked files and its own build directory."""
 
-    def __init__(self, idx, checkout, workroot, files, cfg, jobs):
+    def __init__(self, idx, checkout, workroot, files, cfg, jobs, source=None):
         self.idx = idx
-        self.checkout = checkout
+        self.checkout = source or checkout
         self.dir = workroot / f"w{idx}"
         self.src = self.dir / "src"
         self.build = self.dir / "build"
@@ -293,6 +296,7 @@ class Worker:
         self.cfg = cfg
         self.jobs = jobs
         self.units = {}       # executable -> command
+        self.fallback_units = []  # executables whose ctest name has a unit prefix
         self.harness = None
         self.built_all = False
 
@@ -335,11 +339,15 @@ class Worker:
     def discover(self):
         rc, out, _ = run_bounded(["ctest", "--show-only=json-v1"], 120, cwd=self.build)
         self.units = {}
+        self.fallback_units = []
         if rc == 0:
             for t in json.loads(out).get("tests", []):
                 cmd = t.get("command") or []
                 if cmd:
-                    self.units[pathlib.Path(cmd[0]).name] = cmd
+                    exe = pathlib.Path(cmd[0]).name
+                    self.units[exe] = cmd
+                    if any(t.get("name", "").startswith(p) for p in self.cfg["unitPrefixes"]):
+                        self.fallback_units.append(exe)
         h = self.cfg["harnessTarget"]
         hits = [p for p in self.build.rglob(h) if p.is_file() and os.access(p, os.X_OK)]
         self.harness = str(sorted(hits, key=lambda p: len(str(p)))[0]) if hits else None
@@ -392,8 +400,10 @@ class Worker:
 # ---------------------------------------------------------------- sweep
 class Sweep:
     def __init__(self, checkout, manifest, workroot, outdir, jobs=2, quiet=False,
-                 stream=sys.stdout):
+                 stream=sys.stdout, rev=None):
         self.checkout = pathlib.Path(checkout).resolve()
+        self.rev = rev
+        self.ignore_red_fallback = False
         self.m = manifest
         self.cfg = dict(DEFAULTS)
         for k, typ in CONFIG_TYPES.items():
@@ -420,10 +430,28 @@ class Sweep:
 
     # -- setup ---------------------------------------------------------------
     def tracked(self):
-        rc = subprocess.run(["git", "ls-files", "-z"], cwd=self.checkout, capture_output=True)
+        cmd = ["git", "ls-tree", "-r", "-z", "--name-only", self.rev] if self.rev else \
+            ["git", "ls-files", "-z"]
+        rc = subprocess.run(cmd, cwd=self.checkout, capture_output=True)
         if rc.returncode != 0:
-            raise Bad(f"sweep: {self.checkout} is not a git checkout")
+            raise Bad(f"sweep: {' '.join(cmd)} failed in {self.checkout}: "
+                      f"{rc.stderr.decode(errors='replace').strip()}")
         return [f for f in rc.stdout.decode().split("\0") if f]
+
+    def export(self):
+        """With --rev, the commit's files (git archive) are the source of the
+        copies: the working tree may hold other people's half-done edits."""
+        if not self.rev:
+            return None
+        d = self.workroot / "export"
+        if d.exists():
+            shutil.rmtree(d)
+        d.mkdir(parents=True)
+        p = subprocess.run(f"git archive --format=tar {self.rev} | tar -x -C '{d}'", shell=True,
+                           cwd=self.checkout, capture_output=True)
+        if p.returncode != 0:
+            raise Bad(f"sweep: cannot export {self.rev}: {p.stderr.decode(errors='replace')}")
+        return d
 
     def check_files(self, entries, files):
         tracked = set(files)
@@ -445,8 +473,10 @@ class Sweep:
         self.check_files(entries, files)
         n = min(self.jobs, max(1, len(entries)))
         per_build_jobs = max(1, (os.cpu_count() or 2) // n)
-        self.workers = [Worker(i, self.checkout, self.workroot, files, self.cfg, per_build_jobs)
-                        for i in range(n)]
+        source = self.export()
+        self.source = source or self.checkout
+        self.workers = [Worker(i, self.checkout, self.workroot, files, self.cfg, per_build_jobs,
+                               source) for i in range(n)]
         self.say(f"sweep: {len(entries)} entries, {n} worker(s) in {self.workroot}")
 
         def prep(w):
@@ -473,7 +503,7 @@ class Sweep:
         for e in entries:
             for c in e.caught_by:
                 named.setdefault(self.key(c), c)
-        full = [mf.Catcher("unit", u) for u in sorted(w0.units)]
+        full = [mf.Catcher("unit", u) for u in sorted(w0.fallback_units)]
         full += [mf.Catcher("scenario", s, seeds=self.cfg["fallbackSeeds"]) for s in w0.scenarios()]
         self.full_set = full
         todo = list(named.values()) + [c for c in full if self.key(c) not in named]
@@ -481,6 +511,7 @@ class Sweep:
             w0.command(c)  # raises Bad for unknown catchers before anything runs
         self.say(f"baseline: {len(todo)} catcher runs")
         lines, red = [], []
+        red_keys = set()
         q = queue.Queue()
         for c in todo:
             q.put(c)
@@ -499,6 +530,7 @@ class Sweep:
                                  f"{', FAILED: ' + str(r.kind) if r.failed else ''}\n"
                                  + r.output[-OUTPUT_KEEP:])
                     if r.failed:
+                        red_keys.add(self.key(c))
                         red.append(f"baseline: {r.label} fails unpatched ({r.kind}"
                                    f"{', seed ' + r.seed if r.seed else ''}; "
                                    f"exit {r.rc}): {' '.join(r.cmd)}\n{r.output[-3000:]}")
@@ -507,6 +539,11 @@ class Sweep:
             list(ex.map(drain, self.workers))
         self.write_transcript("baseline", "\n".join(lines))
         self.perf["initialRun"] = (now() - t0) * 1000
+        if red and self.ignore_red_fallback and not (red_keys & set(named)):
+            for line in red:
+                self.say(line.splitlines()[0] + " -- left out of the fallback set (--ignore-red-fallback)")
+            self.full_set = [c for c in full if self.key(c) not in red_keys]
+            red = []
         if red:
             raise Bad(*red)
         total = sum(self.baseline.values())
@@ -674,7 +711,7 @@ class Sweep:
     def write_reports(self, results):
         sources = {}
         for r in results:
-            p = self.checkout / self.rel(r.entry)
+            p = getattr(self, "source", self.checkout) / self.rel(r.entry)
             sources[r.entry.file] = p.read_text(encoding="utf-8") if p.is_file() else ""
         tests = {c.label for c in self.full_set}
         for r in results:
@@ -713,6 +750,11 @@ def main(argv=None):
     ap.add_argument("--shard", default=None, help="i/n: run the i-th of n contiguous blocks")
     ap.add_argument("--only", action="append", default=[], help="run only this entry (repeatable)")
     ap.add_argument("--jobs", type=int, default=2, help="entries run in parallel (default 2)")
+    ap.add_argument("--ignore-red-fallback", action="store_true",
+                    help="development aid: a fallback catcher that fails unpatched is left out "
+                         "(named catchers must still be green)")
+    ap.add_argument("--rev", default=None,
+                    help="copy this commit's files instead of the working tree's tracked files")
     ap.add_argument("--check", action="store_true", help="validate the manifest and stop")
     ap.add_argument("--list", action="store_true", help="list the entries and stop")
     ap.add_argument("--quiet", action="store_true")
@@ -744,11 +786,28 @@ def main(argv=None):
                 print(f"{e.name}\t{e.expect}\t{e.file}")
             return 0
         if a.check:
-            print(f"{disp}: {len(m.entries)} entries, valid")
-            return 0
+            stale = []
+            for e in m.entries:
+                rel = os.path.normpath(os.path.join(m.root, e.file))
+                if a.rev:
+                    p = subprocess.run(["git", "show", f"{a.rev}:{rel}"], cwd=checkout,
+                                       capture_output=True)
+                    text = p.stdout.decode("utf-8", "replace") if p.returncode == 0 else ""
+                else:
+                    f = checkout / rel
+                    text = f.read_text(encoding="utf-8") if f.is_file() else ""
+                n = text.count(e.find)
+                if n != 1:
+                    stale.append(f"{disp}:{e.line}:1: entry '{e.name}': 'find' matches {n} times "
+                                 f"in {e.file} (stale)")
+            for line in stale:
+                print(line)
+            print(f"{disp}: {len(m.entries)} entries, valid" + (f", {len(stale)} stale" if stale else ""))
+            return 1 if stale else 0
         work = pathlib.Path(a.work) if a.work else checkout / "build-sabotage"
         out = pathlib.Path(a.out) if a.out else checkout / "build" / "sabotage"
-        sw = Sweep(checkout, m, work, out, jobs=a.jobs, quiet=a.quiet)
+        sw = Sweep(checkout, m, work, out, jobs=a.jobs, quiet=a.quiet, rev=a.rev)
+        sw.ignore_red_fallback = a.ignore_red_fallback
         t0 = now()
         if not entries:
             print("sweep: this shard has no entries")

@@ -1,0 +1,94 @@
+/* The scenario runner's oracles must fire on a process that breaks them.
+ *
+ * A correct core never trips them, so the corpus alone cannot tell an oracle
+ * that works from one that was skipped: every scenario would pass either way
+ * (the sabotage manifest's `scenario-unhealed-oracle-skipped` is that defect).
+ * Each case here builds a run that really does break one rule -- with a hold
+ * or a false expectation, not with a broken core -- and asserts the runner
+ * reports exactly that, on every seed tried. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "scn_ast.h"
+#include "scn_run.h"
+
+#define SEEDS 5
+
+/* Runs `text` for SEEDS seeds of each strategy; every run must fail and its
+ * failures must mention `needle`. */
+static void expect_every_run_reports(const char *text, const char *needle) {
+    scn_error err;
+    scn_scenario *s;
+    uint64_t seed;
+    int strategy;
+    memset(&err, 0, sizeof err);
+    s = scn_parse("oracle-self-test.scn", text, strlen(text), &err);
+    if (s == NULL) fail_msg("self-test scenario does not parse: %d:%d: %s", err.line, err.col, err.msg);
+    for (strategy = 0; strategy < 2; strategy++) {
+        for (seed = 0; seed < SEEDS; seed++) {
+            scn_run_opts o;
+            scn_run_out r;
+            memset(&o, 0, sizeof o);
+            o.seed = seed;
+            o.strategy = strategy;
+            o.depth = 3;
+            assert_int_equal(scn_run(s, &o, &r), 0);
+            if (r.passed || r.failures == NULL || strstr(r.failures, needle) == NULL) {
+                print_error("seed %llu strategy %d: expected a failure mentioning '%s', got: %s\n",
+                            (unsigned long long)seed, strategy, needle,
+                            r.passed ? "(the run passed)" : r.failures);
+                scn_run_out_free(&r);
+                scn_free(s);
+                fail();
+            }
+            scn_run_out_free(&r);
+        }
+    }
+    scn_free(s);
+}
+
+/* The healer's repair is parked before it is even submitted, for longer than
+ * the run settles: at quiescence the default pool was cancelled and nothing
+ * has started since. */
+static void unhealed_pool_at_quiescence_is_reported(void **state) {
+    (void)state;
+    expect_every_run_reports(
+        "# purpose: self-test: a repair held past quiescence trips the unhealed oracle\n"
+        "hold repair-submitted pool default for 30s\n"
+        "event E manual\n"
+        "wait X event E\n"
+        "thread A\n"
+        "  arm X\n"
+        "  signal E\n"
+        "  try_cancel_pending X\n"
+        "end\n",
+        "no repair started after its last cancellation");
+}
+
+/* A scenario's own expectation that does not hold is a failure. */
+static void a_false_expectation_is_reported(void **state) {
+    (void)state;
+    expect_every_run_reports(
+        "# purpose: self-test: a false expect line fails the run\n"
+        "work W\n"
+        "thread A\n"
+        "  submit W\n"
+        "  wait W\n"
+        "end\n"
+        "expect calls(W) == 2\n",
+        "expect");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(unhealed_pool_at_quiescence_is_reported),
+        cmocka_unit_test(a_false_expectation_is_reported),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
