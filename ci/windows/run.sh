@@ -24,11 +24,12 @@ wine_build=$build
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 timings=""
+last_step="" # seconds taken by the last step
 step() { # step <name> <start>
-    t=$(elapsed "$2")
-    timings="$timings$(printf '  %-22s %6ss' "$1" "$t")
+    last_step=$(elapsed "$2")
+    timings="$timings$(printf '  %-22s %6ss' "$1" "$last_step")
 "
-    echo "windows: $1 done in ${t}s"
+    echo "windows: $1 done in ${last_step}s"
 }
 
 t0=$(now)
@@ -49,7 +50,7 @@ t=$(now)
 build_rc=0
 cmake --build "$build" -j"$jobs" -- -k >"$build/build.log" 2>&1 || build_rc=$?
 step build "$t"
-build_time=$(elapsed "$t")
+build_time=$last_step
 if [ "$build_rc" -ne 0 ]; then
     echo "windows: BUILD FAILED (exit $build_rc); errors (full log: $build/build.log):"
     grep -E 'error|Error [0-9]' "$build/build.log" | head -40
@@ -63,7 +64,7 @@ rc=0
 # shellcheck disable=SC2086
 (cd "$build" && ctest --output-on-failure -j"$jobs" --timeout 300 ${TPHEAL_WIN_CTEST_ARGS:-}) || rc=$?
 step ctest "$t"
-test_time=$(elapsed "$t")
+test_time=$last_step
 
 echo "windows: timings"
 printf '%s' "$timings"
