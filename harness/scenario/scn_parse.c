@@ -578,7 +578,7 @@ static bool parse_term(parser *p, scn_term *term) {
             if (!take_point(p, &term->event)) return false;
             if (accept_punct(p, ",")) {
                 if (!scn_trace_point_has_pool(term->event))
-                    return error_tok(p, p->pos - 1, "trace point %s carries no pool",
+                    return error_tok(p, p->pos, "trace point %s carries no pool",
                                      scn_trace_point_name(term->event));
                 if (!take_pool(p, &term->pool)) return false;
             }

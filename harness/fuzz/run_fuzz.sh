@@ -1,0 +1,20 @@
+#!/bin/sh
+# Builds the scenario-parser fuzz target with clang + libFuzzer (ASan, UBSan)
+# and runs it for a bounded time on a scratch copy of the committed corpus.
+#   harness/fuzz/run_fuzz.sh OUTDIR [SECONDS]        (default 30 s)
+# Exit status: libFuzzer's (0 = no crash found).  New inputs go to
+# OUTDIR/corpus, never into the committed harness/fuzz/corpus/.
+set -eu
+out=${1:?usage: run_fuzz.sh OUTDIR [SECONDS]}
+secs=${2:-30}
+here=$(cd "$(dirname "$0")" && pwd)
+src=$here/../scenario
+mkdir -p "$out/corpus" "$out/artifacts"
+clang -std=c11 -g -O1 -Wall -Wextra -Werror \
+    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+    -I"$src" "$here/fuzz_scenario_parse.c" \
+    "$src/scn_parse.c" "$src/scn_lex.c" "$src/scn_names.c" \
+    -o "$out/fuzz_scenario_parse"
+cp "$here"/corpus/* "$out/corpus/" 2>/dev/null || true
+exec "$out/fuzz_scenario_parse" -max_total_time="$secs" -max_len=8192 -timeout=5 \
+    -artifact_prefix="$out/artifacts/" -print_final_stats=1 "$out/corpus"

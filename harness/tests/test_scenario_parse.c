@@ -1,0 +1,257 @@
+/* The scenario language's parser: what a file turns into, and where each kind
+ * of bad input is reported (docs/scenarios.md). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "scn_ast.h"
+
+static scn_scenario *parse(const char *text, scn_error *e) {
+    return scn_parse("t.scn", text, strlen(text), e);
+}
+
+static void expect_error(const char *text, int line, int col, const char *words) {
+    scn_error e;
+    scn_scenario *s = parse(text, &e);
+    if (s) {
+        scn_free(s);
+        fail_msg("parsed, expected an error at %d:%d (%s)", line, col, words);
+    }
+    if (e.line != line || e.col != col || strstr(e.msg, words) == NULL)
+        fail_msg("got %d:%d: %s; expected %d:%d: ...%s...", e.line, e.col, e.msg, line, col, words);
+}
+
+static const char full[] =
+    "# purpose: everything once\n"
+    "build fail-fast\n"
+    "settle 12s\n"
+    "pool default stall always\n"
+    "pool P private min 1 max 3 stall 25%\n"
+    "fault work-create pool P nth 2 onward\n"
+    "hold repair-started pool P nth 2 until cancelled pool default count 3\n"
+    "event E manual set\n"
+    "group G on P cancel-callback\n"
+    "wait X event E in G\n"
+    "periodic R period 10ms on P\n"
+    "timer T\n"
+    "io I on P\n"
+    "work W\n"
+    "callback W\n"
+    "  sleep 1ms\n"
+    "end\n"
+    "thread A\n"
+    "  create T\n"
+    "  arm X timeout 5ms\n"
+    "  arm T after 2ms window 1ms as armt\n"
+    "  repeat 3\n"
+    "    submit W => any\n"
+    "    repeat 2\n"
+    "      tick\n"
+    "    end\n"
+    "  end\n"
+    "  release G cancelling\n"
+    "  await repair-ran pool P count 2\n"
+    "  assert P.outstanding <= 2\n"
+    "  close I => EBUSY\n"
+    "end\n"
+    "expect count(repair-started, P) >= 1\n"
+    "expect blocked(armt) < 1s\n"
+    "expect repair-ran before repair-closed pool P\n"
+    "expect entry P absent\n"
+    "expect fail-fast\n";
+
+static void parses_every_construct(void **state) {
+    scn_error e;
+    scn_scenario *s = parse(full, &e);
+    const scn_op *ops;
+    (void)state;
+    if (!s) fail_msg("%d:%d: %s", e.line, e.col, e.msg);
+    assert_string_equal(s->purpose, "everything once");
+    assert_true(s->fail_fast_build);
+    assert_int_equal(s->settle, 12000 * SCN_MS);
+    assert_int_equal(s->outcome, SCN_OUTCOME_FAIL_FAST);
+    assert_int_equal(s->npools, 2);
+    assert_int_equal(s->pools[0].stall, SCN_STALL_ALWAYS);
+    assert_int_equal(s->pools[1].stall, SCN_STALL_PERCENT);
+    assert_int_equal(s->pools[1].stall_percent, 25);
+    assert_int_equal(s->pools[1].min, 1);
+    assert_int_equal(s->pools[1].max, 3);
+    assert_int_equal(s->nfaults, 1);
+    assert_int_equal(s->faults[0].kind, SCN_FAULT_WORK_CREATE);
+    assert_int_equal(s->faults[0].pool, 1);
+    assert_int_equal(s->faults[0].nth, 2);
+    assert_true(s->faults[0].onward);
+    assert_int_equal(s->nholds, 1);
+    assert_int_equal(s->holds[0].nth, 2);
+    assert_int_equal(s->holds[0].release, SCN_HOLD_UNTIL);
+    assert_int_equal(s->holds[0].until_pool, 0);
+    assert_int_equal(s->holds[0].until_count, 3);
+    assert_int_equal(s->nobjs, 7);
+    /* E G X R T I W */
+    assert_int_equal(s->objs[2].kind, SCN_OBJ_WAIT);   /* X */
+    assert_int_equal(s->objs[2].group, 1);             /* in G */
+    assert_int_equal(s->objs[2].pool, 1);              /* G's pool */
+    assert_int_equal(s->objs[2].event, 0);
+    assert_true(s->objs[1].cancel_callback);
+    assert_int_equal(s->objs[3].period, 10 * SCN_MS);
+    assert_true(s->objs[4].created_by_thread);         /* T */
+    assert_false(s->objs[6].created_by_thread);
+    assert_int_equal(s->objs[6].callback, 0);          /* W */
+    assert_int_equal(s->nthreads, 1);
+    ops = s->threads[0].body.ops;
+    assert_int_equal(s->threads[0].body.n, 8);
+    assert_int_equal(ops[1].kind, SCN_OP_ARM);
+    assert_int_equal(ops[1].time, 5 * SCN_MS);
+    assert_false(ops[1].forever);
+    assert_int_equal(ops[2].window, 1 * SCN_MS);
+    assert_int_equal(ops[2].label, 0);
+    assert_int_equal(ops[3].kind, SCN_OP_REPEAT);
+    assert_int_equal(ops[3].count, 3);
+    assert_int_equal(ops[3].body->n, 2);
+    assert_int_equal(ops[3].body->ops[0].expect, SCN_RESULT_ANY);
+    assert_int_equal(ops[3].body->ops[1].body->ops[0].kind, SCN_OP_TICK);
+    assert_int_equal(ops[4].release, SCN_RELEASE_CANCELLING);
+    assert_int_equal(ops[5].kind, SCN_OP_AWAIT);
+    assert_int_equal(ops[5].count, 2);
+    assert_int_equal(ops[6].expr->lhs.kind, SCN_TERM_FIELD);
+    assert_int_equal(ops[6].expr->lhs.field, SCN_FIELD_OUTSTANDING);
+    assert_int_equal(ops[7].expect, 3); /* EBUSY */
+    assert_int_equal(s->nexpects, 3);
+    assert_int_equal(s->expects[0].lhs.kind, SCN_TERM_COUNT);
+    assert_int_equal(s->expects[0].cmp, SCN_GE);
+    assert_int_equal(s->expects[1].lhs.kind, SCN_TERM_BLOCKED);
+    assert_int_equal(s->expects[1].lhs.label, 0);
+    assert_int_equal(s->expects[1].rhs.number, 1000 * SCN_MS);
+    assert_int_equal(s->norders, 1);
+    scn_free(s);
+}
+
+static void keywords_accept_dash_or_underscore(void **state) {
+    scn_error e;
+    scn_scenario *s = parse("# purpose: x\nevent E\nwait X event E\nthread A\n  try-cancel-pending X\n"
+                            "  retire-idle\n  stop_and_drain X\nend\n", &e);
+    (void)state;
+    assert_non_null(s);
+    assert_int_equal(s->threads[0].body.ops[0].kind, SCN_OP_TRY_CANCEL);
+    assert_int_equal(s->threads[0].body.ops[1].kind, SCN_OP_RETIRE_IDLE);
+    scn_free(s);
+}
+
+static void same_text_same_hash_other_text_other_hash(void **state) {
+    scn_error e;
+    scn_scenario *a = parse("# purpose: x\nthread A\n  tick\nend\n", &e);
+    scn_scenario *b = parse("# purpose: x\nthread A\n  tick\nend\n", &e);
+    scn_scenario *c = parse("# purpose: x\nthread A\n  tick\n  tick\nend\n", &e);
+    (void)state;
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_non_null(c);
+    assert_true(a->content_hash == b->content_hash);
+    assert_true(a->content_hash != c->content_hash);
+    scn_free(a);
+    scn_free(b);
+    scn_free(c);
+}
+
+static void bad_input_is_located(void **state) {
+    (void)state;
+    expect_error("thread A\n  tick\nend\n", 1, 1, "purpose");
+    expect_error("# purpose:\n", 1, 11, "says nothing");
+    expect_error("# purpose: x\nfrob\n", 2, 1, "unknown word");
+    expect_error("# purpose: x\nthread A\n  frob\nend\n", 3, 3, "unknown operation");
+    expect_error("# purpose: x\nthread A\n  sleep 5\nend\n", 3, 9, "unit");
+    expect_error("# purpose: x\nthread A\n  sleep 5h\nend\n", 3, 9, "unit");
+    expect_error("# purpose: x\nthread A\n  sleep 99999999999999999ms\nend\n", 3, 9, "too large");
+    expect_error("# purpose: x\nthread A\n  repeat -1\n  end\nend\n", 3, 10, "bad number");
+    expect_error("# purpose: x\nthread A\n  submit W\nend\n", 3, 10, "undefined object");
+    expect_error("# purpose: x\nwork W on Q\n", 2, 11, "undefined pool");
+    expect_error("# purpose: x\nwork W\nwork W\n", 3, 6, "duplicate name");
+    expect_error("# purpose: x\npool W private\nwork W\n", 3, 6, "duplicate name");
+    expect_error("# purpose: x\nwork W\nthread A\n  signal W\nend\n", 4, 10, "needs a event");
+    expect_error("# purpose: x\nevent E\nthread A\n  try_cancel_pending E\nend\n", 4, 22, "needs a wait");
+    expect_error("# purpose: x\nhold nope for 1ms\n", 2, 6, "unknown trace point");
+    expect_error("# purpose: x\nhold cancelled\n", 2, 15, "needs `for");
+    expect_error("# purpose: x\nthread A\n  await nope\nend\n", 3, 9, "unknown trace point");
+    expect_error("# purpose: x\nthread A\n  tick\n", 2, 1, "not closed");
+    expect_error("# purpose: x\nthread A\n  repeat 2\n    tick\nend\n", 2, 1, "thread is not closed");
+    expect_error("# purpose: x\nthread A\n  repeat 2\n    tick\n", 3, 3, "repeat is not closed");
+    expect_error("# purpose: x\nthread A\nend\n", 2, 1, "empty thread");
+    expect_error("# purpose: x\nend\n", 2, 1, "`end`");
+    expect_error("# purpose: x\nthread A\n  tick $\nend\n", 3, 8, "unexpected character");
+    expect_error("# purpose: x\nwork W\nthread A\n  submit W extra\nend\n", 4, 12, "unexpected 'extra'");
+    expect_error("# purpose: x\nthread A\n  tick\nend\nexpect blocked(nope) > 1ms\n", 5, 16, "undefined label");
+    expect_error("# purpose: x\nthread A\n  tick\nend\nexpect count(healer-tick, default) > 1\n", 5, 27,
+                 "carries no pool");
+    expect_error("# purpose: x\nthread A\n  tick\nend\nexpect default.colour == 1\n", 5, 8, "unknown entry field");
+    expect_error("# purpose: x\nthread A\n  tick\nend\nexpect 1 = 1\n", 5, 10, "expected ==");
+    expect_error("# purpose: x\nthread A\n  tick\nend\nexpect deadlock\nexpect fail-fast\n", 6, 8, "one outcome");
+    expect_error("# purpose: x\nwork W\n", 2, 1, "at least one thread");
+    expect_error("# purpose: x\npool default min 1\n", 2, 14, "no thread limits");
+    expect_error("# purpose: x\npool P private max 0\n", 2, 20, "at least 1");
+    expect_error("# purpose: x\npool P\n", 2, 7, "private");
+    expect_error("# purpose: x\nfault alloc pool default\n", 2, 13, "names no pool");
+    expect_error("# purpose: x\nthread A\n  create W\nend\n", 3, 10, "undefined object");
+    expect_error("# purpose: x\nwork W\nthread A\n  repeat 2\n    create W\n  end\nend\n", 5, 5, "create");
+    expect_error("# purpose: x\nwork end\n", 2, 6, "reserved");
+    expect_error("# purpose: x\nperiodic R\n", 2, 11, "period");
+    expect_error("# purpose: x\nwait X\n", 2, 7, "event NAME");
+}
+
+static void nul_and_huge_lines_are_refused_not_crashed(void **state) {
+    static char big[20000];
+    scn_error e;
+    scn_scenario *s;
+    (void)state;
+    s = scn_parse("t.scn", "# purpose: x\n\0thread", 20, &e);
+    assert_null(s);
+    assert_int_equal(e.line, 2);
+    assert_int_equal(e.col, 1);
+    memset(big, 'a', sizeof big - 1);
+    memcpy(big, "# purpose: x\n", 13);
+    s = scn_parse("t.scn", big, strlen(big), &e);
+    assert_null(s);
+    assert_int_equal(e.line, 2);
+    assert_non_null(strstr(e.msg, "too long"));
+}
+
+static void every_corpus_file_parses(void **state) {
+    /* scenarios/ is two levels up from this file */
+    static const char *const names[] = {
+        "retire-waits-for-running-repair.scn", "many-pools-churn.scn", "overdue-retry-two-outstanding.scn",
+        "group-release-cancelling.scn", "io-run-down.scn",
+    };
+    char dir[1024];
+    const char *here = __FILE__;
+    const char *slash = strrchr(here, '/');
+    size_t i;
+    (void)state;
+    if (!slash) skip();
+    snprintf(dir, sizeof dir, "%.*s/../../scenarios", (int)(slash - here), here);
+    for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char path[1200];
+        scn_error e;
+        scn_scenario *s;
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        s = scn_parse_file(path, &e);
+        if (!s) fail_msg("%s:%d:%d: %s", path, e.line, e.col, e.msg);
+        assert_true(strlen(s->purpose) > 10);
+        scn_free(s);
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(parses_every_construct),
+        cmocka_unit_test(keywords_accept_dash_or_underscore),
+        cmocka_unit_test(same_text_same_hash_other_text_other_hash),
+        cmocka_unit_test(bad_input_is_located),
+        cmocka_unit_test(nul_and_huge_lines_are_refused_not_crashed),
+        cmocka_unit_test(every_corpus_file_parses),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

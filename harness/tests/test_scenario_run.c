@@ -1,0 +1,200 @@
+/* The scenario runner: verdicts, holds, awaits, determinism and replay. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "rt_sched.h"
+#include "scn_ast.h"
+#include "scn_run.h"
+
+static scn_scenario *parse(const char *text) {
+    scn_error e;
+    scn_scenario *s = scn_parse("t.scn", text, strlen(text), &e);
+    if (!s) fail_msg("%d:%d: %s", e.line, e.col, e.msg);
+    return s;
+}
+
+static void run(const scn_scenario *s, uint64_t seed, int strategy, const char *schedule, scn_run_out *out) {
+    scn_run_opts o;
+    memset(&o, 0, sizeof o);
+    o.seed = seed;
+    o.strategy = strategy;
+    o.depth = 3;
+    o.schedule = schedule;
+    assert_int_equal(scn_run(s, &o, out), 0);
+}
+
+static const char cancel_and_heal[] =
+    "# purpose: a cancellation on the default pool is repaired\n"
+    "event E manual\n"
+    "event F manual set\n"
+    "wait X event E\n"
+    "wait Y event F\n"
+    "thread A\n"
+    "  arm X\n"
+    "  signal E\n"
+    "  try_cancel_pending X\n"
+    "  arm Y\n"
+    "  wait Y as w\n"
+    "end\n"
+    "expect calls(Y) == 1\n"
+    "expect count(cancelled, default) == 1\n"
+    "expect blocked(w) < 600ms\n";
+
+static void a_true_scenario_passes(void **state) {
+    scn_scenario *s = parse(cancel_and_heal);
+    scn_run_out r;
+    (void)state;
+    run(s, 1, 0, NULL, &r);
+    if (!r.passed) fail_msg("%s", r.failures);
+    assert_int_equal(r.status, SCHED_OK);
+    assert_non_null(r.schedule);
+    assert_non_null(strstr(r.trace_tail, "heal/cancelled pool=default"));
+    scn_run_out_free(&r);
+    scn_free(s);
+}
+
+static void a_false_expectation_fails_with_its_line(void **state) {
+    scn_scenario *s = parse("# purpose: false\nwork W\nthread A\n  submit W\n  wait W\nend\n"
+                            "expect calls(W) == 2\n");
+    scn_run_out r;
+    (void)state;
+    run(s, 1, 1, NULL, &r);
+    assert_false(r.passed);
+    assert_non_null(strstr(r.failures, "line 7: expect `calls ( W ) == 2` failed (left 1, right 2)"));
+    scn_run_out_free(&r);
+    scn_free(s);
+}
+
+static void a_wrong_result_fails(void **state) {
+    scn_scenario *s = parse("# purpose: x\nio I\nthread A\n  start I\n  run_down I\nend\n");
+    scn_run_out r;
+    (void)state;
+    run(s, 1, 0, NULL, &r);
+    assert_false(r.passed);
+    assert_non_null(strstr(r.failures, "`run_down I` returned EBUSY, expected ok"));
+    scn_run_out_free(&r);
+    scn_free(s);
+}
+
+static void same_seed_same_run_and_schedule_replays_it(void **state) {
+    scn_scenario *s = parse(cancel_and_heal);
+    scn_run_out a, b, c, d;
+    (void)state;
+    run(s, 42, 1, NULL, &a);
+    run(s, 42, 1, NULL, &b);
+    run(s, 43, 1, NULL, &d);
+    assert_true(a.interleaving_hash == b.interleaving_hash);
+    assert_string_equal(a.schedule, b.schedule);
+    assert_string_equal(a.trace_tail, b.trace_tail);
+    run(s, 0, 0, a.schedule, &c);
+    assert_true(c.interleaving_hash == a.interleaving_hash);
+    /* a different seed is a different interleaving (almost surely) */
+    assert_true(d.interleaving_hash != a.interleaving_hash);
+    scn_run_out_free(&a);
+    scn_run_out_free(&b);
+    scn_run_out_free(&c);
+    scn_run_out_free(&d);
+    scn_free(s);
+}
+
+static void a_hold_parks_the_thread_for_its_duration(void **state) {
+    /* the canceller is parked at its own `cancelled` record for 80 ms */
+    scn_scenario *s = parse("# purpose: x\nhold cancelled pool default for 80ms\n"
+                            "event E manual\nwait X event E\n"
+                            "thread A\n  arm X\n  signal E\n  try_cancel_pending X as c\nend\n"
+                            "expect blocked(c) >= 80ms\nexpect blocked(c) < 90ms\n");
+    scn_run_out r;
+    (void)state;
+    run(s, 3, 0, NULL, &r);
+    if (!r.passed) fail_msg("%s", r.failures);
+    scn_run_out_free(&r);
+    scn_free(s);
+}
+
+static void an_until_hold_waits_for_the_other_event(void **state) {
+    /* A is parked at its cancellation until B's tick has been recorded; B
+     * ticks only after 30 ms, so A's cancel blocks at least that long. */
+    scn_scenario *s = parse("# purpose: x\nhold cancelled until healer-tick\n"
+                            "event E manual\nwait X event E\n"
+                            "thread A\n  arm X\n  signal E\n  try_cancel_pending X as c\nend\n"
+                            "thread B\n  sleep 30ms\n  tick\nend\n"
+                            "expect blocked(c) >= 29ms\nexpect cancelled before repair-started\n");
+    scn_run_out r;
+    (void)state;
+    run(s, 5, 1, NULL, &r);
+    if (!r.passed) {
+        fprintf(stderr, "%s\n%s", r.failures, r.trace_tail);
+        fail();
+    }
+    scn_run_out_free(&r);
+    scn_free(s);
+}
+
+static void a_broken_order_is_reported(void **state) {
+    scn_scenario *s = parse("# purpose: x\nevent E manual\nwait X event E\n"
+                            "thread A\n  arm X\n  signal E\n  try_cancel_pending X\nend\n"
+                            "expect repair-started before cancelled\n");
+    scn_run_out r;
+    (void)state;
+    run(s, 1, 0, NULL, &r);
+    assert_false(r.passed);
+    assert_non_null(strstr(r.failures, "expect `repair-started before cancelled`"));
+    scn_run_out_free(&r);
+    scn_free(s);
+}
+
+static void deadlock_is_reported_and_can_be_expected(void **state) {
+    static const char body[] = "work W\ncallback W\n  wait W\nend\nthread A\n  submit W\n  wait W\nend\n";
+    char text[512];
+    scn_scenario *s;
+    scn_run_out r;
+    (void)state;
+    snprintf(text, sizeof text, "# purpose: x\n%s", body);
+    s = parse(text);
+    run(s, 1, 0, NULL, &r);
+    assert_false(r.passed);
+    assert_int_equal(r.status, SCHED_DEADLOCK);
+    assert_non_null(r.blocked_report);
+    scn_run_out_free(&r);
+    scn_free(s);
+    snprintf(text, sizeof text, "# purpose: x\n%sexpect deadlock\n", body);
+    s = parse(text);
+    run(s, 1, 0, NULL, &r);
+    assert_true(r.passed);
+    scn_run_out_free(&r);
+    scn_free(s);
+}
+
+static void an_op_on_a_closed_object_is_a_scenario_error(void **state) {
+    scn_scenario *s = parse("# purpose: x\nwork W\nthread A\n  close W\n  submit W\nend\n");
+    scn_run_out r;
+    (void)state;
+    run(s, 1, 0, NULL, &r);
+    assert_false(r.passed);
+    assert_non_null(strstr(r.failures, "`submit W` on an object that is closed"));
+    scn_run_out_free(&r);
+    scn_free(s);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_true_scenario_passes),
+        cmocka_unit_test(a_false_expectation_fails_with_its_line),
+        cmocka_unit_test(a_wrong_result_fails),
+        cmocka_unit_test(same_seed_same_run_and_schedule_replays_it),
+        cmocka_unit_test(a_hold_parks_the_thread_for_its_duration),
+        cmocka_unit_test(an_until_hold_waits_for_the_other_event),
+        cmocka_unit_test(a_broken_order_is_reported),
+        cmocka_unit_test(deadlock_is_reported_and_can_be_expected),
+        cmocka_unit_test(an_op_on_a_closed_object_is_a_scenario_error),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    sched_release_cache();
+    return rc;
+}
