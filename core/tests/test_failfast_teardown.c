@@ -149,12 +149,85 @@ static void a_drained_close_does_not_end_the_process(void **state) {
     if (!o.finished || o.ended) fail_msg("drained close ended the run: %s", o.reason);
 }
 
+#if TPHEAL_SELF_HEAL
+/* ---- an untracked group cancellation ------------------------------------------ */
+/* A cancelling release whose pool could not be registered ends the process
+ * too -- after the native release and after every member is freed. */
+#define FF_UNTRACKED "tpheal: cancel-untracked"
+
+static struct {
+    uint64_t blocks_after_members; /* core blocks with the members freed */
+    bool released, untracked;
+} gu;
+
+static void gu_hook(const tph_trace_record *rec, void *ctx) {
+    (void)ctx;
+    if (strcmp(rec->event, "CloseThreadpoolCleanupGroupMembers") == 0) gu.released = true;
+    if (strcmp(rec->event, "cancel-untracked") == 0) gu.untracked = gu.released;
+    if (strcmp(rec->event, "fail-fast") != 0) return;
+    if (!gu.released) tph_test__fail(__FILE__, __LINE__, "fail-fast before the release");
+    if (!gu.untracked) tph_test__fail(__FILE__, __LINE__, "fail-fast without cancel-untracked");
+    if (sim_core_blocks_live() != gu.blocks_after_members)
+        tph_test__fail(__FILE__, __LINE__, "members not freed at fail-fast");
+}
+
+static void gu_body(void *ctx) {
+    tph_pool *p;
+    tph_group *g;
+    tph_env env;
+    tph_handle *ev;
+    tph_wait *w;
+    sim_fault f;
+    (void)ctx;
+    memset(&gu, 0, sizeof gu);
+    TPH_CHECK_EQ(tph_pool_create(&p), TPH_OK);
+    TPH_CHECK_EQ(tph_group_create(&g, NULL), TPH_OK);
+    tph_env_init(&env);
+    tph_env_set_pool(&env, p);
+    tph_env_set_group(&env, g);
+    TPH_CHECK_EQ(tph_event_create(&ev, true, false), TPH_OK);
+    /* Every repair work on this pool fails: it can never be registered. */
+    memset(&f, 0, sizeof f);
+    f.kind = SIM_FAULT_WORK_CREATE;
+    f.nth = 1;
+    f.from_nth_on = true;
+    f.match_pool = true;
+    f.pool_key = tph_pool_key(p);
+    sim_fault_arm(&f);
+    gu.blocks_after_members = sim_core_blocks_live();
+    TPH_CHECK_EQ(tph_wait_create(&w, ev, wait_fn, &wait_calls, &env), TPH_OK);
+    TPH_CHECK_EQ(tph_wait_arm(w, TPH_WAIT_FOREVER), TPH_OK);
+    tph_test_chain_hook(gu_hook, NULL);
+    ot_trace_start();
+    TPH_CHECK_EQ(tph_group_close_members_cancelling(g, NULL), TPH_OK);
+    TPH_CHECK(!"not reached: the untracked cancellation ends the process");
+}
+
+static tph_test_outcome run_gu(void *ctx) {
+    return tph_test_run_controlled_outcome(gu_body, NULL, NULL, (uint64_t)(uintptr_t)ctx, NULL);
+}
+
+static void untracked_group_cancel_ends_the_process_after_the_frees(void **state) {
+    uintptr_t seed;
+    (void)state;
+    for (seed = 1; seed <= 3; seed++) {
+        tph_test_outcome o = tph_test_child(run_gu, (void *)seed);
+        if (!o.ended || strcmp(o.reason, FF_UNTRACKED) != 0)
+            fail_msg("expected \"%s\", got finished=%d ended=%d \"%s\"", FF_UNTRACKED,
+                     o.finished, o.ended, o.reason);
+    }
+}
+#endif
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(build_is_fail_fast),
         cmocka_unit_test(wait_close_owed_a_drain_ends_the_process_after_teardown),
         cmocka_unit_test(io_close_owed_a_run_down_ends_the_process_after_it),
         cmocka_unit_test(a_drained_close_does_not_end_the_process),
+#if TPHEAL_SELF_HEAL
+        cmocka_unit_test(untracked_group_cancel_ends_the_process_after_the_frees),
+#endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
