@@ -193,9 +193,9 @@ static void print_report(const scn_scenario *s, const scn_run_opts *ro, const sc
         printf("  replay: tpheal-harness%s replay --schedule '%s' %s\n", TPHEAL_FAIL_FAST ? "-failfast" : "",
                r->schedule, s->path);
     if (!ro->native && !ro->schedule)
-        printf("  replay by seed: tpheal-harness%s replay --seed %llu --strategy %s --depth %u %s\n",
+        printf("  replay by seed: tpheal-harness%s replay --seed %llu --strategy %s --depth %u --pct-steps %llu %s\n",
                TPHEAL_FAIL_FAST ? "-failfast" : "", (unsigned long long)ro->seed, strategy_name(ro->strategy),
-               ro->depth, s->path);
+               ro->depth, (unsigned long long)ro->pct_steps, s->path);
 }
 
 /* ---- re-executing the sibling build ------------------------------------------ */
@@ -293,6 +293,21 @@ static int run_one_seed(const scn_scenario *s, const options *o, int strategy, u
     return 0;
 }
 
+/* PCT spreads its d-1 priority change points over k expected choice points;
+ * k far from the real count bunches them at one end of the run.  k is an
+ * input of the run (so a seed replays only with the same k): it is measured
+ * once per scenario by a probe run -- seed 0, random walk -- which is itself
+ * deterministic, and printed in every replay command. */
+static uint64_t pct_steps_for(const scn_scenario *s) {
+    scn_run_opts ro;
+    scn_run_out r;
+    uint64_t k = 0;
+    memset(&ro, 0, sizeof ro);
+    if (scn_run(s, &ro, &r) == 0) k = r.choice_points;
+    scn_run_out_free(&r);
+    return k > 0 ? k : 1;
+}
+
 static void json_string(const char *s) {
     putchar('"');
     for (; *s; s++) {
@@ -334,9 +349,11 @@ static int cmd_run(int argc, char **argv) {
         }
         t0 = wall_seconds();
         for (st = 0; st < 2; st++) {
+            options so = o;
             if (!(o.strategies & (1 << st))) continue;
+            if (st == 1 && so.pct_steps == 0 && !so.native) so.pct_steps = pct_steps_for(s);
             for (k = 0; k < o.seeds; k++) {
-                int r = run_one_seed(s, &o, st, o.first_seed + k, &t, &max_choice);
+                int r = run_one_seed(s, &so, st, o.first_seed + k, &t, &max_choice);
                 if (r == 2) { rc = 2; break; }
             }
         }
@@ -395,6 +412,8 @@ static int cmd_replay(int argc, char **argv) {
     ro.strategy = o.strategies == 2 ? 1 : 0;
     ro.depth = o.depth;
     ro.pct_steps = o.pct_steps;
+    /* the same k `run` used, measured the same way */
+    if (ro.strategy == 1 && ro.pct_steps == 0 && !o.schedule) ro.pct_steps = pct_steps_for(s);
     ro.schedule = o.schedule;
     if (scn_run(s, &ro, &r) != 0) {
         fprintf(stderr, "%s\n", r.failures ? r.failures : "bad schedule");
