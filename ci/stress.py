@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import pathlib
+import resource
 import sys
 import threading
 import time
@@ -36,6 +37,10 @@ NATIVE_SHARE = 0.2
 # between runs): long enough that process start-up is noise (~2 ms), short
 # enough that the budget is kept to within about one batch.
 BATCH_MS = 1000
+# How long a free-running batch may overrun its slice before it is killed
+# and reported as a hang (timeout, with its seed): a native run of the corpus
+# takes 1-3 s of real time (the scenarios' settle times are real there).
+BATCH_GRACE_NATIVE = 15
 # Most failure files written per (scenario, mode); all failures are counted.
 MAX_FAILURE_FILES = 20
 
@@ -96,6 +101,7 @@ class Run:
                              sanitize=args.sanitize or "", budget_seconds=args.seconds)
         self.files_written: dict = {}
         self.pct_steps: dict = {}   # scenario -> PCT k (largest choice_points seen)
+        self.skipped: dict = {}     # (scenario, mode) -> why the harness declined it
         self.jobs = max(1, args.jobs)
         self.native_jobs = max(1, args.native_jobs or 4 * self.jobs)
         self.progress = Progress(sys.stderr, self.res, self.lock)
@@ -172,6 +178,10 @@ class Run:
                             return
                         quota[0] -= 1
                     b = src.take()
+                    while (b.scenario, mode) in self.skipped:
+                        if len({s for s, m in self.skipped if m == mode}) == len(self.scenarios):
+                            return
+                        b = src.take()
                     k = self.pct_steps.get(b.scenario, 0)
                 slice_ms = BATCH_MS if quota is not None else min(BATCH_MS, int((until - now) * 1000))
                 self.run_batch(b, slice_ms, k)
@@ -179,8 +189,10 @@ class Run:
         # A free-running run mostly sleeps: the scenario's settle times are
         # real time there (about 2 s a run against ~0.1 s of CPU), so more
         # processes than cores keep the cores busy.
+        cpu0 = children_cpu()
         self.workers(worker, self.native_jobs if mode == "native" else self.jobs)
         self.res.phase_seconds[mode] = time.monotonic() - start
+        self.res.cpu_seconds[mode] = children_cpu() - cpu0
 
     def exe_for(self, scenario: str) -> pathlib.Path:
         return self.exe.get(scenario, self.harness)
@@ -204,11 +216,17 @@ class Run:
         # native mode waits out real timers), so allow a generous margin.
         t = time.monotonic()
         o = self.call_for(b.scenario, lambda exe: H.batch_cmd(exe, b, 1 << 40, max(1, max_ms),
-                                                              pct_steps), max_ms / 1000 + 60)
+                                                              pct_steps),
+                          max_ms / 1000 + (BATCH_GRACE_NATIVE if b.mode == "native" else 60))
         cmd = H.batch_cmd(self.exe_for(b.scenario), b, 1 << 40, max(1, max_ms), pct_steps)
         secs = time.monotonic() - t
         d = o.data[-1] if o.data else {}
         fails = d.get("failures", [])
+        if d.get("skipped"):
+            with self.lock:
+                self.skipped[(b.scenario, b.mode)] = d["skipped"]
+                self.res.skipped.setdefault(b.scenario, {})[b.mode] = d["skipped"]
+            return
         with self.lock:
             st = self.res.mode(b.scenario, b.mode)
             hashes = [int(h, 16) for h in d.get("hashes", [])]
@@ -354,6 +372,13 @@ class Run:
     def verdict(self) -> int:
         n = self.res.failure_count()
         tot = self.res.total("controlled")
+        cpu = self.res.cpu_seconds.get("controlled", 0)
+        if tot.runs and cpu:
+            print(f"stress: controlled: {tot.runs / cpu:,.0f} schedules per CPU second "
+                  f"({cpu:.1f} CPU s over {self.res.phase_seconds.get('controlled', 0):.1f} s)")
+        for name, per in sorted(self.res.skipped.items()):
+            for m, why in per.items():
+                print(f"stress: {name}: no {m} runs: {why}")
         print(f"stress: {tot.runs:,} controlled schedules, "
               f"{self.res.total('native').runs:,} native runs, "
               f"{self.res.to_json()['faultloop_sites']} fault sites; "
@@ -362,6 +387,13 @@ class Run:
             print(f"stress: failures in {rel(self.fail_dir)}/ ; repeat the whole run: "
                   f"make stress SEED={self.master}")
         return 1 if n else 0
+
+
+def children_cpu() -> float:
+    """CPU seconds (user + system) of the finished harness processes: the
+    rate per CPU second does not depend on what else the machine runs."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def failure_text(e: dict, master: int) -> str:

@@ -74,6 +74,8 @@ class Results:
     faultloop: dict = dataclasses.field(default_factory=dict)  # name -> summary dict
     failures: list = dataclasses.field(default_factory=list)
     errors: list = dataclasses.field(default_factory=list)     # harness problems (not verdicts)
+    skipped: dict = dataclasses.field(default_factory=dict)    # name -> {mode: why}
+    cpu_seconds: dict = dataclasses.field(default_factory=dict)  # mode -> CPU s of the harness
 
     def mode(self, scenario: str, mode: str) -> ModeStats:
         return self.scenarios.setdefault(scenario, {}).setdefault(mode, ModeStats())
@@ -103,12 +105,19 @@ class Results:
                            "distinct_interleavings": len(t.hashes),
                            "schedules_per_second": round(
                                t.runs / self.phase_seconds[m], 1)
-                           if self.phase_seconds.get(m) else 0.0}
+                           if self.phase_seconds.get(m) else 0.0,
+                           # Load-independent: runs per CPU second the
+                           # harness processes used (the machine may be shared).
+                           "schedules_per_cpu_second": round(
+                               t.runs / self.cpu_seconds[m], 1)
+                           if self.cpu_seconds.get(m) else 0.0}
                        for m, t in tot.items()},
             "faultloop_sites": sum(f.get("sites", 0) for f in self.faultloop.values()),
             "scenarios": {name: {m: s.to_json() for m, s in sorted(per.items())}
                           for name, per in sorted(self.scenarios.items())},
             "faultloop": self.faultloop,
+            "skipped": self.skipped,
+            "cpu_seconds": {k: round(v, 3) for k, v in self.cpu_seconds.items()},
             "failures": self.failures,
             "errors": self.errors,
         }
@@ -122,6 +131,7 @@ class Results:
                 split=dict(d.get("split_seconds", {})),
                 phase_seconds=dict(d.get("phase_seconds", {})),
                 faultloop=dict(d.get("faultloop", {})), failures=list(d.get("failures", [])),
+                skipped=dict(d.get("skipped", {})), cpu_seconds=dict(d.get("cpu_seconds", {})),
                 errors=list(d.get("errors", [])))
         for name, per in d.get("scenarios", {}).items():
             for m, s in per.items():
@@ -152,6 +162,10 @@ class Results:
                 self.faultloop[name] = f
         self.failures += o.failures
         self.errors += o.errors
+        for name, per in o.skipped.items():
+            self.skipped.setdefault(name, {}).update(per)
+        for k, v in o.cpu_seconds.items():
+            self.cpu_seconds[k] = self.cpu_seconds.get(k, 0.0) + v
 
 
 def write(results: Results, path: pathlib.Path):

@@ -19,22 +19,25 @@ fi
 src_root="$build/cmocka-src"
 mkdir -p "$src_root"
 
-# A deb-src line for bookworm, once.  Root is needed for apt; on a machine
-# where the source is already unpacked (src_root) nothing below runs apt.
+# A deb-src entry, once: a copy of the machine's own deb822 entries with the
+# type changed (Debian 12: bookworm on its mirror; an Ubuntu CI runner: its
+# release), so the source comes from where the binaries come from.  Root is
+# needed for apt; once the source is unpacked (src_root) apt is not used.
 if ! ls -d "$src_root"/cmocka-*/ >/dev/null 2>&1; then
     list=/etc/apt/sources.list.d/tpheal-deb-src.sources
-    if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ && \
-       ! grep -qs '^deb-src' /etc/apt/sources.list 2>/dev/null; then
-        cat > "$list" <<SRC
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
-        apt-get update -qq
-    fi
-    if ! apt-cache showsrc cmocka >/dev/null 2>&1 || [ -z "$(apt-cache showsrc cmocka 2>/dev/null)" ]; then
+    if [ -z "$(apt-cache showsrc cmocka 2>/dev/null)" ]; then
+        if [ ! -f "$list" ]; then
+            for f in /etc/apt/sources.list.d/*.sources; do
+                [ -f "$f" ] && [ "$f" != "$list" ] || continue
+                sed -n 's/^Types: deb$/Types: deb-src/; /^Types:/,$p' "$f"
+                echo
+            done > "$list"
+            if [ ! -s "$list" ] && [ -f /etc/apt/sources.list ]; then
+                rm -f "$list"
+                sed -n 's/^deb \(.*\)/deb-src \1/p' /etc/apt/sources.list \
+                    > /etc/apt/sources.list.d/tpheal-deb-src.list
+            fi
+        fi
         apt-get update -qq
     fi
     (cd "$src_root" && apt-get source --download-only -qq cmocka && \

@@ -35,12 +35,14 @@ step() { # step <name> <start>
 t0=$(now)
 t=$(now); "$here/build-cmocka-mingw.sh" "$build"; step cmocka-mingw "$t"
 
+cmocka_lib="$build/cmocka-mingw/lib/libcmocka-static.a" # cmocka 1.1.5 (Debian 12)
+[ -f "$cmocka_lib" ] || cmocka_lib="$build/cmocka-mingw/lib/libcmocka.a" # later releases
 t=$(now)
 cmake -S "$root" -B "$build" \
     -DCMAKE_TOOLCHAIN_FILE="$root/cmake/mingw-w64.cmake" \
     -DCMAKE_BUILD_TYPE="${TPHEAL_WIN_BUILD_TYPE:-Debug}" \
     -DCMOCKA_INCLUDE_DIR="$build/cmocka-mingw/include" \
-    -DCMOCKA_LIBRARY="$build/cmocka-mingw/lib/libcmocka-static.a" \
+    -DCMOCKA_LIBRARY="$cmocka_lib" \
     -Dcmocka_DIR="$build/cmocka-mingw/no-config" >/dev/null
 step configure "$t"
 
