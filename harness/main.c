@@ -186,6 +186,7 @@ static void print_report(const scn_scenario *s, const scn_run_opts *ro, const sc
     print_indented("failures", r->failures);
     print_indented("blocked threads", r->blocked_report);
     print_indented("misuse reported by the sim", r->misuse);
+    print_indented("faults injected", r->faults);
     print_indented("last trace records", r->trace_tail);
     if (r->schedule) printf("  schedule: %s\n", r->schedule);
     if (replay_verdict) printf("  replayed once by its schedule: %s\n", replay_verdict);

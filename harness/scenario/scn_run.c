@@ -77,6 +77,7 @@ typedef struct run_state {
     int nfail;
     bool main_done;
     scn_text misuse;
+    scn_text faults;
 } run_state;
 
 static run_state R;
@@ -755,6 +756,16 @@ static void oracles_after_teardown(void) {
     }
 }
 
+/* Which of the scenario's faults fired, and how often: part of the report. */
+static void collect_faults(void) {
+    size_t i;
+    for (i = 0; i < R.s->nfaults; i++) {
+        const scn_fault *f = &R.s->faults[i];
+        scn_text_printf(&R.faults, "fault %s (line %d): fired %llu time(s)\n", scn_fault_name(f->kind), f->line,
+                        (unsigned long long)sim_fault_fired(sim_kind_of(f->kind)));
+    }
+}
+
 static void collect_misuse(void) {
     size_t n = sim_misuse_count(), i;
     for (i = 0; i < n && i < 20; i++) {
@@ -785,6 +796,7 @@ static void scenario_main(void *arg) {
         oracles_after_teardown();
     }
     collect_misuse();
+    collect_faults();
     R.main_done = true;
     tph_trace_set_hook(NULL, NULL);
 }
@@ -831,6 +843,7 @@ static void free_state(void) {
     free(R.order_broken);
     scn_text_free(&R.fail);
     scn_text_free(&R.misuse);
+    scn_text_free(&R.faults);
 }
 
 int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
@@ -908,6 +921,7 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
     if (R.fail.s && (ended || deadlocked) && s->outcome == SCN_OUTCOME_NORMAL) scn_text_printf(&f, "%s", R.fail.s);
     out->trace_tail = format_tail();
     out->misuse = scn_text_take(&R.misuse);
+    out->faults = scn_text_take(&R.faults);
     out->failures = scn_text_take(&f);
     out->passed = out->failures == NULL;
     if (sim_process_active()) sim_process_end();
@@ -922,5 +936,6 @@ void scn_run_out_free(scn_run_out *o) {
     free(o->blocked_report);
     free(o->trace_tail);
     free(o->misuse);
+    free(o->faults);
     memset(o, 0, sizeof *o);
 }

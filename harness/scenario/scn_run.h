@@ -27,6 +27,7 @@ typedef struct scn_run_out {
     char *blocked_report;    /* the scheduler's, for deadlocks/livelocks */
     char *trace_tail;        /* the last trace records, names not addresses */
     char *misuse;            /* the sim's misuse reports */
+    char *faults;            /* which of the scenario's faults fired (runs that finished) */
     uint64_t steps, choice_points, interleaving_hash;
 } scn_run_out;
 
