@@ -105,7 +105,11 @@ static void env_init(TP_CALLBACK_ENVIRON *cbe, const tph_os_env *env) {
         SetThreadpoolCallbackCleanupGroup(
             cbe, (PTP_CLEANUP_GROUP)env->group,
             (PTP_CLEANUP_GROUP_CANCEL_CALLBACK)(void (*)(void))env->group_cancel);
-    SetThreadpoolCallbackPriority(cbe, (TP_CALLBACK_PRIORITY)env->priority);
+    /* An out-of-range priority would index past the pool's queues; the seam
+     * maps it to normal rather than pass it on. */
+    int prio = env->priority;
+    if (prio < TPH_OS_PRIORITY_HIGH || prio > TPH_OS_PRIORITY_LOW) prio = TPH_OS_PRIORITY_NORMAL;
+    SetThreadpoolCallbackPriority(cbe, (TP_CALLBACK_PRIORITY)prio);
     if (env->runs_long) SetThreadpoolCallbackRunsLong(cbe);
 }
 
