@@ -251,6 +251,45 @@ static void wait_and_event_create_failures_unwind(void **state) {
     tph_test_run_controlled(wait_fault_body, NULL, NULL, 1);
 }
 
+static volatile uint32_t adopted_closes;
+static void close_adopted(void *raw) {
+    tph_os_fetch_add32(&adopted_closes, 1);
+    tph_os_event_close((tph_os_event *)raw);
+}
+
+static void adopted_body(void *ctx) {
+    wctx x;
+    tph_os_event *raw;
+    tph_handle *h;
+    tph_wait *w;
+    (void)ctx;
+    memset(&x, 0, sizeof x);
+    adopted_closes = 0;
+    raw = tph_os_event_create(true, false);
+    TPH_CHECK(raw != NULL);
+    TPH_CHECK_EQ(tph_handle_adopt(&h, raw, NULL), TPH_EINVAL); /* no close function */
+    TPH_CHECK_EQ(tph_handle_adopt(&h, NULL, close_adopted), TPH_EINVAL);
+    TPH_CHECK_EQ(tph_handle_adopt(&h, raw, close_adopted), TPH_OK);
+    /* Set/reset are for tpheal's own events; an adopted handle may be any
+     * waitable object. */
+    TPH_CHECK_EQ(tph_event_set(h), TPH_EINVAL);
+    TPH_CHECK_EQ(tph_wait_create(&w, h, wait_fn, &x, NULL), TPH_OK);
+    TPH_CHECK_EQ(tph_wait_arm(w, TPH_WAIT_FOREVER), TPH_OK);
+    tph_os_event_set(raw); /* the owner signals it its own way */
+    TPH_CHECK(ot_wait_count(&x.c, 1, TPH_TEST_SECOND));
+    TPH_CHECK_EQ(x.signaled, 1);
+    TPH_CHECK_EQ(tph_wait_stop_and_drain(w), TPH_OK);
+    TPH_CHECK_EQ(tph_wait_close(w), TPH_OK);
+    TPH_CHECK_EQ(adopted_closes, 0);
+    TPH_CHECK_EQ(tph_handle_close(h), TPH_OK);
+    TPH_CHECK_EQ(adopted_closes, 1); /* closed once, by its own function */
+}
+
+static void adopted_handle_is_waited_on_and_closed_by_its_function(void **state) {
+    (void)state;
+    tph_test_run_controlled(adopted_body, NULL, NULL, 1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(wait_null_arguments),
@@ -262,6 +301,7 @@ int main(void) {
         cmocka_unit_test(try_cancel_pending_drops_and_stamps_the_pool),
 #endif
         cmocka_unit_test(no_heal_tracking_drops_and_leaves_the_pool_unmarked),
+        cmocka_unit_test(adopted_handle_is_waited_on_and_closed_by_its_function),
         cmocka_unit_test(wait_and_event_create_failures_unwind),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
