@@ -184,7 +184,11 @@ class Run:
                         b = src.take()
                     k = self.pct_steps.get(b.scenario, 0)
                 slice_ms = BATCH_MS if quota is not None else min(BATCH_MS, int((until - now) * 1000))
-                self.run_batch(b, slice_ms, k)
+                # A free-running run cannot stop early: one longer than what
+                # is left of the phase is declined by the harness (skipped).
+                run_ms = 0 if mode != "native" or quota is not None else \
+                    max(1, int((until - now) * 1000))
+                self.run_batch(b, slice_ms, k, run_ms)
 
         # A free-running run mostly sleeps: the scenario's settle times are
         # real time there (about 2 s a run against ~0.1 s of CPU), so more
@@ -211,19 +215,19 @@ class Run:
     def rel_exe(self, scenario: str) -> str:
         return rel(self.exe_for(scenario))
 
-    def run_batch(self, b: P.Batch, max_ms: int, pct_steps: int):
+    def run_batch(self, b: P.Batch, max_ms: int, pct_steps: int, max_run_ms: int = 0):
         # A batch stops itself after max_ms; one run may still be long (the
         # native mode waits out real timers), so allow a generous margin.
         t = time.monotonic()
         o = self.call_for(b.scenario, lambda exe: H.batch_cmd(exe, b, 1 << 40, max(1, max_ms),
-                                                              pct_steps),
+                                                              pct_steps, max_run_ms),
                           max_ms / 1000 + (BATCH_GRACE_NATIVE if b.mode == "native" else 60))
         cmd = H.batch_cmd(self.exe_for(b.scenario), b, 1 << 40, max(1, max_ms), pct_steps)
         secs = time.monotonic() - t
         d = o.data[-1] if o.data else {}
         fails = d.get("failures", [])
         if d.get("skipped"):
-            with self.lock:
+            with self.lock:  # the time left only shrinks: skipped for good
                 self.skipped[(b.scenario, b.mode)] = d["skipped"]
                 self.res.skipped.setdefault(b.scenario, {})[b.mode] = d["skipped"]
             return

@@ -110,9 +110,12 @@ def call(cmd: list[str], timeout: float, env: dict) -> Outcome:
     return o
 
 
-def batch_cmd(harness, b, count: int, max_ms: int, pct_steps: int) -> list[str]:
+def batch_cmd(harness, b, count: int, max_ms: int, pct_steps: int,
+              max_run_ms: int = 0) -> list[str]:
     cmd = [str(harness), "stress-batch", "--mode", b.mode, "--base", f"0x{b.base:016x}",
            "--count", str(count), "--max-ms", str(max_ms)]
+    if max_run_ms:
+        cmd += ["--max-run-ms", str(max_run_ms)]
     if b.mode == "controlled":
         cmd += ["--strategy", b.strategy, "--depth", str(b.depth)]
         if pct_steps:

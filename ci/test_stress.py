@@ -48,6 +48,10 @@ with open(os.environ["FAKE_LOG"], "a") as log:
     log.write(json.dumps(sys.argv[1:]) + "\n")
 if cmd == "stress-batch":
     mode = opt("--mode"); base = int(opt("--base"), 16)
+    if env_match("FAKE_SKIP", scen, mode):
+        print(json.dumps({"scenario": scen, "mode": mode, "runs": 0, "failures": [],
+                          "hashes": [], "skipped": "fake reason"}))
+        sys.exit(0)
     n = min(int(opt("--count")), max(1, int(opt("--max-ms")) // 10) * 7)
     seeds = [sm((base + j) & MASK) for j in range(n)]
     if env_match("FAKE_CRASH", scen, mode):
@@ -274,6 +278,21 @@ def test_bad_usage_exits_2(fake):
     p = subprocess.run([sys.executable, STRESS, "--build", str(fake["tmp"] / "nowhere")],
                        capture_output=True, text=True)
     assert p.returncode == 2 and "no tpheal-harness" in p.stderr
+
+
+def test_a_scenario_the_harness_declines_is_reported_and_not_asked_again(fake):
+    # One free-running worker: with several, batches already started before
+    # the first answer came back are asked too (harmless, but not countable).
+    p = run_fake(fake, "--seed", "8", "--no-faultloop", "--native-jobs", "1",
+                 env={"FAKE_SKIP": "beta,native"},
+                 batches=9)
+    assert p.returncode == 0, p.stderr
+    native_beta = [c for c in calls(fake) if "native" in c and "beta" in c[-1]]
+    assert len(native_beta) == 1
+    r = results(fake)
+    key = next(k for k in r["skipped"] if "beta" in k)
+    assert r["skipped"][key] == {"native": "fake reason"}
+    assert "no native runs: fake reason" in p.stdout
 
 
 def test_progress_is_plain_lines_when_not_a_tty(fake):

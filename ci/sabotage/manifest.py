@@ -104,6 +104,7 @@ class Catcher:
     seeds: int | None = None
     strategy: str | None = None
     args: list = field(default_factory=list)
+    failure: str | None = None  # overrides the entry's `failure` for this catcher
 
     @property
     def label(self):
@@ -151,10 +152,10 @@ def _catcher(spec, where, problems):
         c = Catcher(m.group(1), m.group(2))
     elif isinstance(spec, dict):
         kinds = [k for k in ("unit", "scenario") if k in spec]
-        extra = set(spec) - {"unit", "scenario", "seeds", "strategy", "args"}
+        extra = set(spec) - {"unit", "scenario", "seeds", "strategy", "args", "failure"}
         if len(kinds) != 1 or extra:
             problems.append(f"{where}: a catcher object needs exactly one of 'unit' or "
-                            f"'scenario' and only 'seeds', 'strategy', 'args' besides"
+                            f"'scenario' and only 'seeds', 'strategy', 'args', 'failure' besides"
                             + (f" (unknown: {', '.join(sorted(extra))})" if extra else ""))
             return None
         c = Catcher(kinds[0], str(spec[kinds[0]]))
@@ -172,6 +173,11 @@ def _catcher(spec, where, problems):
                 problems.append(f"{where}: 'strategy' must be a string")
                 return None
             c.strategy = spec["strategy"]
+        if "failure" in spec:
+            if spec["failure"] not in KINDS:
+                problems.append(f"{where}: the catcher's 'failure' must be one of {', '.join(KINDS)}")
+                return None
+            c.failure = spec["failure"]
         if "args" in spec:
             if not isinstance(spec["args"], list) or not all(isinstance(a, str) for a in spec["args"]):
                 problems.append(f"{where}: 'args' must be an array of strings")

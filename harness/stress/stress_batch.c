@@ -5,11 +5,13 @@
  *
  *   stress-batch --mode controlled|native [--strategy random|pct] [--depth D]
  *                [--pct-steps K] --base SEED [--first J] [--count N]
- *                [--max-ms MS] [--max-failures F] FILE
+ *                [--max-ms MS] [--max-run-ms MS] [--max-failures F] FILE
  *
  * Runs j = first, first+1, ... with seed stress_run_seed(base, j) until
  * count runs were made or max-ms of wall time has passed (checked between
- * runs), and prints:
+ * runs), and prints (a native batch whose scenario expects a deadlock, or whose
+ * one run would take longer than --max-run-ms of real time, prints the same
+ * object with runs 0 and "skipped": why):
  *   {"scenario":..., "mode":..., "strategy":..., "depth":D, "base":"0x..",
  *    "first":J, "runs":N, "steps":S, "max_choice_points":C, "elapsed_ms":T,
  *    "hashes":["<16 hex>",...],          distinct interleaving hashes (controlled)
@@ -20,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scn_run.h" /* SCN_SETTLE_DEFAULT */
 #include "stress.h"
 #include "stress_runner.h"
 #include "stress_util.h"
@@ -37,6 +40,7 @@ typedef struct kept_failure {
 typedef struct batch_args {
     stress_run_cfg cfg;
     uint64_t base, first, count, max_ms, max_failures;
+    uint64_t max_run_ms; /* native: skip a scenario whose one run takes longer */
     const char *path;
 } batch_args;
 
@@ -44,7 +48,8 @@ static int usage(const char *msg, const char *arg) {
     fprintf(stderr, CMD ": %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
     fprintf(stderr, "usage: tpheal-harness " CMD " --mode controlled|native "
                     "[--strategy random|pct] [--depth D] [--pct-steps K] --base SEED "
-                    "[--first J] [--count N] [--max-ms MS] [--max-failures F] FILE\n");
+                    "[--first J] [--count N] [--max-ms MS] [--max-run-ms MS] [--max-failures F] "
+                    "FILE\n");
     return 2;
 }
 
@@ -52,6 +57,7 @@ static int parse(int argc, char **argv, batch_args *a) {
     memset(a, 0, sizeof *a);
     a->count = UINT64_MAX;
     a->max_ms = UINT64_MAX;
+    a->max_run_ms = UINT64_MAX;
     a->max_failures = 20;
     a->cfg.depth = 3;
     bool have_mode = false, have_base = false;
@@ -84,6 +90,7 @@ static int parse(int argc, char **argv, batch_args *a) {
         else if (!strcmp(o, "--count")) num = &a->count;
         else if (!strcmp(o, "--max-ms")) num = &a->max_ms;
         else if (!strcmp(o, "--max-failures")) num = &a->max_failures;
+        else if (!strcmp(o, "--max-run-ms")) num = &a->max_run_ms;
         else return usage("unknown option", o);
         if (num && !stress_parse_u64(CMD, o, v, num)) return 2;
     }
@@ -92,6 +99,38 @@ static int parse(int argc, char **argv, batch_args *a) {
     if (!a->path) return usage("no scenario file", NULL);
     if (a->cfg.pct && a->cfg.depth == 0) return usage("--depth must be >= 1 for pct", NULL);
     return 0;
+}
+
+/* Virtual time a block sleeps for, repeats included (saturating). */
+static uint64_t block_sleep(const scn_block *b) {
+    uint64_t t = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        const scn_op *op = &b->ops[i];
+        uint64_t d = 0;
+        if (op->kind == SCN_OP_SLEEP) d = op->time;
+        else if (op->kind == SCN_OP_REPEAT && op->body) {
+            uint64_t inner = block_sleep(op->body);
+            d = op->count && inner > UINT64_MAX / op->count ? UINT64_MAX : inner * op->count;
+        }
+        t = d > UINT64_MAX - t ? UINT64_MAX : t + d;
+    }
+    return t;
+}
+
+/* What a free-running run of `scn` takes at least, in real milliseconds:
+ * the longest thread's sleeps, held callbacks, then the runner's two
+ * settles (scn_run.c).  Virtual time is real time there. */
+static uint64_t native_estimate_ms(const scn_scenario *scn) {
+    uint64_t longest = 0, holds = 0;
+    for (size_t i = 0; i < scn->nthreads; i++) {
+        uint64_t t = block_sleep(&scn->threads[i].body);
+        if (t > longest) longest = t;
+    }
+    for (size_t i = 0; i < scn->nholds; i++)
+        if (scn->holds[i].release == SCN_HOLD_FOR) holds += scn->holds[i].duration;
+    uint64_t settle = scn->settle > SCN_SETTLE_DEFAULT ? scn->settle : SCN_SETTLE_DEFAULT;
+    uint64_t total = longest + holds + settle + SCN_SETTLE_DEFAULT;
+    return total / SCN_MS;
 }
 
 static const char *strategy_name(const batch_args *a) {
@@ -113,15 +152,26 @@ int tph_stress_batch_main(int argc, char **argv) {
         scn_free(scn);
         return STRESS_EXIT_OTHER_BUILD;
     }
-    if (a.cfg.mode == STRESS_NATIVE && scn->outcome == SCN_OUTCOME_DEADLOCK) {
+    char skip[160] = "";
+    uint64_t est = native_estimate_ms(scn);
+    if (a.cfg.mode == STRESS_NATIVE && scn->outcome == SCN_OUTCOME_DEADLOCK)
         /* On OS threads a deadlock is a hang: nothing ends it but a kill,
          * so the scenario is left to the controlled scheduler, which
          * detects it.  (Measured: a 60 s budget overran by 60 s.) */
+        snprintf(skip, sizeof skip, "expects a deadlock, which a free-running run cannot end");
+    else if (a.cfg.mode == STRESS_NATIVE && est > a.max_run_ms)
+        /* Its sleeps and settles are real time here: 20-30 s for the
+         * overdue-episode scenarios, more than a short budget has left. */
+        snprintf(skip, sizeof skip, "a free-running run takes at least %llu ms of real time, "
+                 "more than the %llu ms allowed", (unsigned long long)est,
+                 (unsigned long long)a.max_run_ms);
+    if (skip[0]) {
         fputs("{\"scenario\":", stdout);
         stress_json_string(stdout, a.path);
         fputs(",\"mode\":\"native\",\"runs\":0,\"failures_total\":0,\"failures\":[],"
-              "\"hashes\":[],\"skipped\":\"expects a deadlock, which a free-running run "
-              "cannot end\"}\n", stdout);
+              "\"hashes\":[],\"skipped\":", stdout);
+        stress_json_string(stdout, skip);
+        fputs("}\n", stdout);
         scn_free(scn);
         return 0;
     }
