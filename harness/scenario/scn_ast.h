@@ -244,7 +244,7 @@ typedef struct scn_scenario {
     bool fail_fast_build;
     uint64_t settle;       /* extra virtual time to run after the threads end */
     scn_outcome outcome;
-    char outcome_text[64]; /* MISUSE: substring the report must contain ("" any) */
+    char outcome_text[64]; /* MISUSE / FAIL_FAST: substring the report or reason must contain ("" any) */
     bool allow_severed;    /* `expect severed P`-style scenarios opt out of that oracle */
     uint64_t allow_unhealed; /* bit per pool: `expect unhealed P` opts out of the
                                 repaired-after-cancel and empty-registry oracles */

@@ -666,6 +666,11 @@ static bool parse_expect(parser *p) {
             }
         } else {
             o = kw_eq(kw->text, "deadlock") ? SCN_OUTCOME_DEADLOCK : SCN_OUTCOME_FAIL_FAST;
+            if (o == SCN_OUTCOME_FAIL_FAST && !at_end(p)) {
+                const scn_tok *what;
+                if (!take_word(p, "a word of the fail-fast reason", &what)) return false;
+                copy_name(s->outcome_text, what->text);
+            }
         }
         if (s->outcome != SCN_OUTCOME_NORMAL)
             return error_at(p, p->ln->line, p->ln->tok[1].col, "a scenario expects one outcome");

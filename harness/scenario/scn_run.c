@@ -901,6 +901,8 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
     switch (s->outcome) {
     case SCN_OUTCOME_FAIL_FAST:
         if (!ended) scn_text_printf(&f, "expected fail-fast: the run %s\n", deadlocked ? "deadlocked" : "ended normally");
+        else if (s->outcome_text[0] && !strstr(reason, s->outcome_text))
+            scn_text_printf(&f, "expected a fail-fast mentioning '%s', got: %s\n", s->outcome_text, reason);
         break;
     case SCN_OUTCOME_DEADLOCK:
         if (!deadlocked) scn_text_printf(&f, "expected a deadlock: the run %s\n", ended ? "was ended" : "finished");
