@@ -38,6 +38,7 @@ typedef struct sched_pct_state {
     uint64_t change[SCHED_PCT_MAX_DEPTH];      /* sorted choice-point numbers in [1, k] */
     uint64_t count;                            /* choice points seen */
     uint64_t low;                              /* next demoted priority (counts down) */
+    uint64_t fair_after;                       /* choice points of pure PCT (2k) */
 } sched_pct_state;
 
 #endif

@@ -7,7 +7,14 @@
  * Steps are counted at choice points only (two or more runnable), like
  * Shuttle, so k is sched_result.choice_points of earlier runs; the caller
  * passes it in (sched_options.pct_steps) rather than the scheduler
- * remembering it, because a seed must replay alone. */
+ * remembering it, because a seed must replay alone.
+ *
+ * Pure PCT is unfair: a high-priority thread spinning (rt_yield, an atomic
+ * load in a loop) on a flag a lower one must set runs forever and the run
+ * ends as a false livelock after max_steps.  So, like Coyote's and
+ * Lockstep's "fair PCT", once a run is past 2k choice points -- every change
+ * point is long behind, the guarantee is spent -- it continues as a random
+ * walk. */
 #include "sched_internal.h"
 
 #define PCT_DEFAULT_STEPS 200u
@@ -25,6 +32,7 @@ static void pct_run_start(sched *s) {
     /* Demoted priorities d-1, d-2, ... lie below every initial priority
      * (>= 2^32, see pct_thread_spawned), later demotions lower still. */
     p->low = p->depth;
+    p->fair_after = k * 2u;
     for (i = 0; i < p->nchange; i++) {
         uint64_t c = 1u + (k > UINT32_MAX ? pcg32_next(&s->rng) % k : pcg32_bounded(&s->rng, (uint32_t)k));
         for (j = i; j > 0 && p->change[j - 1] > c; j--) p->change[j] = p->change[j - 1];
@@ -48,8 +56,9 @@ static rt_thread *highest(sched *s) {
 
 static rt_thread *pct_pick(sched *s) {
     sched_pct_state *p = &s->st.pct;
-    rt_thread *best = highest(s);
-    p->count++;
+    rt_thread *best;
+    if (++p->count > p->fair_after) return s->runnable[pcg32_bounded(&s->rng, s->nrunnable)];
+    best = highest(s);
     while (p->next_change < p->nchange && p->change[p->next_change] <= p->count) {
         best->priority = p->low--;
         p->next_change++;
