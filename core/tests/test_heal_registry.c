@@ -6,8 +6,10 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "registry.h"
 #include "tph_test.h"
+
+#if TPHEAL_SELF_HEAL
+#include "registry.h"
 
 static bool entry_of(tph_pool_key_t key, tph_heal_entry_info *out) {
     memset(out, 0, sizeof *out);
@@ -396,3 +398,49 @@ int main(void) {
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
+
+#else /* !TPHEAL_SELF_HEAL */
+
+/* Without the registry, heal.h reports an empty one, and no healer pool or
+ * thread is ever made -- not even after a cancellation. */
+static void noop_wait_off(tph_wait *w, void *ctx, tph_wait_result r) {
+    (void)w;
+    (void)ctx;
+    (void)r;
+}
+
+static void body_off(void *ctx) {
+    tph_handle *ev = NULL;
+    tph_wait *w = NULL;
+    tph_heal_entry_info info;
+    (void)ctx;
+    TPH_CHECK(tph_event_create(&ev, true, true) == TPH_OK);
+    TPH_CHECK(tph_wait_create(&w, ev, noop_wait_off, NULL, NULL) == TPH_OK);
+    TPH_CHECK(tph_wait_arm(w, TPH_WAIT_FOREVER) == TPH_OK);
+    TPH_CHECK(tph_wait_try_cancel_pending_no_heal_tracking(w) == TPH_OK);
+    TPH_CHECK_EQ(tph_heal_entry_count(), 0);
+    TPH_CHECK_EQ(tph_heal_entries(&info, 1), 0);
+    TPH_CHECK(!tph_heal_entry_get(0, &info));
+    tph_heal_tick();
+    tph_heal_retire_idle();
+    tph_test_sleep(TPH_TEST_SECOND);
+    TPH_CHECK(!tph_heal_healer_running());
+    TPH_CHECK_EQ(sim_pool_count(), 1);
+    TPH_CHECK_EQ(tph_test_event_count("healer-tick", TPH_TEST_ANY), 0);
+    TPH_CHECK(tph_wait_close(w) == TPH_OK);
+    tph_handle_close(ev);
+}
+
+static void test_off_build_has_no_registry(void **state) {
+    (void)state;
+    tph_test_run_both(body_off, NULL, NULL, 2);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_off_build_has_no_registry),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
+
+#endif
