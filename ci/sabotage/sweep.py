@@ -351,19 +351,23 @@ class Worker:
         rc, out, secs = run_bounded(cmd, 900)
         return rc == 0, out, secs
 
+    ADD_TEST_RE = re.compile(r'^add_test\(\[=\[(.+?)\]=\]\s+"([^"]+)"((?:\s+"[^"]*")*)\)', re.M)
+
     def discover(self):
-        rc, out, _ = run_bounded(["ctest", "--show-only=json-v1"], 120, cwd=self.build)
+        """Unit executables from the CTestTestfile.cmake files configure wrote
+        (ctest --show-only leaves out the command of a test whose executable
+        is not built yet, and the first build needs the names)."""
         self.units = {}
         self.fallback_units = []
-        if rc == 0:
-            for t in json.loads(out).get("tests", []):
-                cmd = t.get("command") or []
-                if cmd:
-                    exe = pathlib.Path(cmd[0]).name
-                    self.units[exe] = cmd
-                    if any(t.get("name", "").startswith(p) for p in self.cfg["unitPrefixes"]) \
-                            and exe not in self.cfg["fallbackExclude"]:
-                        self.fallback_units.append(exe)
+        for f in sorted(self.build.rglob("CTestTestfile.cmake")):
+            for m in self.ADD_TEST_RE.finditer(f.read_text(encoding="utf-8", errors="replace")):
+                name, exe_path = m.group(1), m.group(2)
+                args = re.findall(r'"([^"]*)"', m.group(3) or "")
+                exe = pathlib.Path(exe_path).name
+                self.units[exe] = [exe_path] + args
+                if any(name.startswith(p) for p in self.cfg["unitPrefixes"]) \
+                        and exe not in self.cfg["fallbackExclude"]:
+                    self.fallback_units.append(exe)
         h = self.cfg["harnessTarget"]
         hits = [p for p in self.build.rglob(h) if p.is_file() and os.access(p, os.X_OK)]
         self.harness = str(sorted(hits, key=lambda p: len(str(p)))[0]) if hits else None
