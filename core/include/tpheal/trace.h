@@ -31,8 +31,10 @@ size_t tph_trace_snapshot(tph_trace_record *out, size_t max, uint64_t *dropped);
 void tph_trace_dump(FILE *);
 
 /* Runs at every record that passes the filter, on the recording thread,
- * after the record is stored.  The harness parks a thread here to hold it at
- * a named point.  NULL removes it. */
+ * after the record is stored (and outside the trace's lock).  While the trace
+ * is disarmed a hook sees every record and nothing is stored, so holds do not
+ * depend on TPHEAL_TRACE.  The harness parks a thread here to hold it at a
+ * named point.  NULL removes it. */
 typedef void (*tph_trace_hook)(const tph_trace_record *, void *ctx);
 void tph_trace_set_hook(tph_trace_hook, void *ctx);
 
