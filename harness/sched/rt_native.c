@@ -348,11 +348,14 @@ static bool n_wait(rt_waitq *q, rt_lock *l, uint64_t deadline, const char *what)
             uint64_t left_ns = (deadline - now) * 100u;
             if (left_ns < slice) slice = left_ns;
         }
-        if (plat_cond_wait_slice(c, m, slice)) {
-            exit_from_wait_if_ended(m);
-            return true;
-        }
+        bool woken = plat_cond_wait_slice(c, m, slice);
         exit_from_wait_if_ended(m);
+        /* A slice that ends before the deadline returns as a spurious
+         * wake-up (allowed by rt.h): the caller re-checks its condition.
+         * Without it, a TSan run hung in the sim's teardown with the timer
+         * service still waiting after the broadcast that should have woken
+         * it (a lost condvar wake-up; glibc bug 25847 is of this kind). */
+        if (woken || deadline == RT_FOREVER || n_now() < deadline) return true;
     }
 }
 
@@ -442,6 +445,14 @@ int rt_native_run(rt_thread_fn main_fn, void *arg, const rt_native_options *opts
     plat_lock(&run_mu);
     while (run.live_nondaemon > 0 && !ended_now()) plat_cond_wait(&run_cv, &run_mu);
     bool ended = ended_now();
+    /* An ended run's threads exit at their next rt_ call: give them up to
+     * 2 s so they can be joined (a thread stuck behind a dead thread's lock
+     * is left behind, as in a dead process). */
+    for (int i = 0; ended && run.live_nondaemon > 0 && i < 100; i++) {
+        plat_unlock(&run_mu);
+        plat_sleep_ns(SLICE_NS);
+        plat_lock(&run_mu);
+    }
     memset(&last_result, 0, sizeof last_result);
     last_result.ended = ended;
     snprintf(last_result.reason, sizeof last_result.reason, "%s", run.reason);
@@ -449,16 +460,14 @@ int rt_native_run(rt_thread_fn main_fn, void *arg, const rt_native_options *opts
     /* Reap finished non-daemon threads nobody joined; daemons belong to
      * whoever spawned them (the sim joins its workers at process end). */
     rt_thread *reap = NULL;
-    if (!ended) {
-        for (rt_thread **pp = &run.threads; *pp;) {
-            rt_thread *t = *pp;
-            if (!t->daemon && t->finished) {
-                *pp = t->next;
-                t->next = reap;
-                reap = t;
-            } else {
-                pp = &t->next;
-            }
+    for (rt_thread **pp = &run.threads; *pp;) {
+        rt_thread *t = *pp;
+        if (!t->daemon && t->finished) {
+            *pp = t->next;
+            t->next = reap;
+            reap = t;
+        } else {
+            pp = &t->next;
         }
     }
     plat_unlock(&run_mu);

@@ -132,7 +132,7 @@ static void body_close(void) {
     tph_os_env env = {b.pool, NULL, NULL, TPH_OS_PRIORITY_NORMAL, false};
     tph_os_timer *t = tph_os_timer_create(timer_cb, &g_count, &env);
     int64_t zero = 0;
-    tph_os_timer_set(t, &zero, 5, 0);
+    tph_os_timer_set(t, &zero, 100000, 0); /* periodic; one tick queued now */
     CHECK(simt_until(simt_obj_queued_is_1, t));
     tph_os_timer_close(t);
     CHECK(!simt_obj(t).freed);
