@@ -338,12 +338,17 @@ class Run:
         self.workers(worker)
         self.res.phase_seconds["faultloop"] = time.monotonic() - start
 
-    def run_faultloop(self, scen: str):
+    def run_faultloop(self, scen: str, leak_each: bool = False):
         seed = P.splitmix64(self.master ^ P.MODE_TAG["faultloop"]) if self.args.faultloop_seed is None \
             else self.args.faultloop_seed
         o = self.call_for(scen, lambda exe: H.faultloop_cmd(exe, scen, seed,
-                                                            self.args.max_fault_sites), 600)
-        cmd = H.faultloop_cmd(self.exe_for(scen), scen, seed, self.args.max_fault_sites)
+                                                            self.args.max_fault_sites,
+                                                            leak_each), 600)
+        cmd = H.faultloop_cmd(self.exe_for(scen), scen, seed, self.args.max_fault_sites, leak_each)
+        if o.sanitizer and "LeakSanitizer" in o.sanitizer and not leak_each:
+            # The exit-time leak check fired: once more with a check after
+            # every run, so the failure names the fault site that leaked.
+            return self.run_faultloop(scen, leak_each=True)
         summary = next((d for d in reversed(o.data) if d.get("summary")), None)
         injected = [d for d in o.data if not d.get("summary")]
         with self.lock:

@@ -123,9 +123,11 @@ def batch_cmd(harness, b, count: int, max_ms: int, pct_steps: int,
     return cmd + [b.scenario]
 
 
-def faultloop_cmd(harness, scenario: str, seed: int, max_sites: int) -> list[str]:
+def faultloop_cmd(harness, scenario: str, seed: int, max_sites: int,
+                  leak_each: bool = False) -> list[str]:
     return [str(harness), "stress-faultloop", "--seed", f"0x{seed:016x}",
-            "--max-sites", str(max_sites), scenario]
+            "--max-sites", str(max_sites)] + (["--leak-check-each"] if leak_each else []) + \
+        [scenario]
 
 
 def run_cmd(harness, scenario: str, seed: int, mode: str, strategy: str = "",

@@ -232,8 +232,9 @@ def test_duplicate_json_key_is_reported(tmp_path):
         '"name": "add-broken",', '"name": "add-broken", "name": "x",', 1)
     p = tmp_path / "sabotage.json"
     p.write_text(text)
+    line = text[:text.index('"name": "x"')].count("\n") + 1
     rc, _, err = run_sweep("--manifest", str(p), "--check")
-    assert rc == 2 and re.search(r"sabotage\.json:8:\d+: duplicate key 'name'", err), err
+    assert rc == 2 and re.search(rf"sabotage\.json:{line}:\d+: duplicate key 'name'", err), err
 
 
 def test_bad_invocation_exits_two(fx):

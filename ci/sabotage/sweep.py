@@ -512,14 +512,21 @@ class Sweep:
             w.sync()
             w.configure()
             w.discover()  # ctest knows the executables as soon as it is configured
-            targets = w.fallback_targets() | set(named_units)
-            ok, out, secs = w.cmake_build(targets)
-            if not ok:
-                raise Bad(f"sweep: the unpatched copy does not build (worker {w.idx}):\n"
-                          f"{out[-6000:]}")
-            w.discover()
+            built = set()
+            # A build can re-run the configure step (the globs see new test
+            # files) and so reveal executables the first discovery missed:
+            # build until the set of targets stops growing.
+            for _ in range(3):
+                targets = w.fallback_targets() | set(named_units)
+                if targets <= built:
+                    break
+                ok, out, secs = w.cmake_build(targets)
+                if not ok:
+                    raise Bad(f"sweep: the unpatched copy does not build (worker {w.idx}):\n"
+                              f"{out[-6000:]}")
+                built |= targets
+                w.discover()
             w.built_all = True
-            return secs
 
         named_units = {c.name for e in entries for c in e.caught_by if c.kind == "unit"}
 

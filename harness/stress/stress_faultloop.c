@@ -2,7 +2,8 @@
  * failed in turn -- the 1st allocation, the 2nd, ..., the 1st pool creation,
  * ... -- until a run shows that no call of that kind is left to fail.
  *
- *   stress-faultloop --seed SEED [--max-sites N] [--only KIND:N] FILE
+ *   stress-faultloop --seed SEED [--max-sites N] [--only KIND:N]
+ *                    [--leak-check-each] FILE
  *
  * Runs are controlled (random walk, seed SEED), so they are deterministic:
  * the run with fault KIND:N is identical, up to the Nth call of KIND, to the
@@ -17,7 +18,10 @@
  * What an injected run must show (docs/stress.md):
  *   - it ends: no deadlock, livelock or fail-fast end, no crash (the driver
  *     sees a crash; the crash line names KIND:N);
- *   - no leak: in the ASan build LeakSanitizer checks after every run;
+ *   - no leak: in the ASan build LeakSanitizer checks at exit, and after
+ *     every run with --leak-check-each (ci/stress.py adds it to find the
+ *     site once an exit check failed: a check per run costs ~60 ms, which
+ *     made the loop over the corpus take 25 s instead of ~3);
  *   - every error reached its caller: the sim reports no misuse (a core that
  *     lost an error would go on to use the handle it did not get), and a
  *     scenario operation that now returns an error is accepted;
@@ -129,13 +133,14 @@ typedef struct loop {
     scn_fault *faults;      /* base faults + the injected one */
     uint64_t seed;
     bool leaked;            /* LSan already reported: later checks would repeat it */
+    bool check_each;        /* --leak-check-each */
 } loop;
 
 static bool run_with(loop *L, int kind, uint32_t nth, run_record *rec, stress_run_out *out) {
     const scn_scenario *s = L->base;
     if (kind >= 0) {
         L->copy = *s;
-        memcpy(L->faults, s->faults, s->nfaults * sizeof *s->faults);
+        if (s->nfaults) memcpy(L->faults, s->faults, s->nfaults * sizeof *s->faults);
         scn_fault *f = &L->faults[s->nfaults];
         memset(f, 0, sizeof *f);
         f->kind = (scn_fault_kind)kind;
@@ -164,7 +169,7 @@ static bool run_with(loop *L, int kind, uint32_t nth, run_record *rec, stress_ru
 
 static bool leak_check(loop *L) {
 #if defined(TPHEAL_ASAN)
-    if (L->leaked) return false;
+    if (L->leaked || !L->check_each) return false;
     if (__lsan_do_recoverable_leak_check()) {
         L->leaked = true;
         return true;
@@ -222,9 +227,13 @@ static bool judge(const loop *L, const stress_run_out *out, bool leaked, char *s
 int tph_stress_faultloop_main(int argc, char **argv) {
     uint64_t seed = 0, max_sites = 100000, only_nth = 0;
     const char *path = NULL, *only = NULL;
-    bool have_seed = false;
+    bool have_seed = false, check_each = false;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(o, "--leak-check-each")) {
+            check_each = true;
+            continue;
+        }
         if (strncmp(o, "--", 2) != 0) {
             if (path) {
                 fprintf(stderr, CMD ": more than one scenario file: %s\n", o);
@@ -252,7 +261,7 @@ int tph_stress_faultloop_main(int argc, char **argv) {
     }
     if (!path || !have_seed) {
         fprintf(stderr, "usage: tpheal-harness " CMD " --seed SEED [--max-sites N] "
-                        "[--only KIND:N] FILE\n");
+                        "[--only KIND:N] [--leak-check-each] FILE\n");
         return 2;
     }
     int only_kind = -1;
@@ -284,6 +293,7 @@ int tph_stress_faultloop_main(int argc, char **argv) {
     memset(&L, 0, sizeof L);
     L.base = scn;
     L.seed = seed;
+    L.check_each = check_each;
     L.faults = calloc(scn->nfaults + 1, sizeof *L.faults);
     if (!L.faults) {
         scn_free(scn);
