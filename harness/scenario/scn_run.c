@@ -784,6 +784,10 @@ static void scenario_main(void *arg) {
     uint64_t settle_for = s->settle > SCN_SETTLE_DEFAULT ? s->settle : SCN_SETTLE_DEFAULT;
     (void)arg;
     sim_process_begin(NULL);
+    /* Armed for every target, whatever TPHEAL_TRACE says: an armed filter
+     * narrows what the hook sees, and a hold or a count on a point the
+     * filter dropped would silently never match. */
+    tph_trace_arm("*");
     tph_trace_set_hook(hook, NULL);
     if (setup()) {
         for (i = 0; i < s->nthreads && i < 64; i++)
