@@ -240,6 +240,8 @@ static int run_sibling(int argc, char **argv, const char *file) {
 
 /* ---- run ----------------------------------------------------------------------- */
 
+#define FULL_REPORTS 3
+
 typedef struct tally {
     uint64_t runs, failures, steps;
     double seconds;
@@ -250,6 +252,8 @@ static bool same_failure(const scn_run_out *a, const scn_run_out *b) {
     if (!a->failures || !b->failures) return a->failures == b->failures;
     return strcmp(a->failures, b->failures) == 0;
 }
+
+static void json_string(const char *s);
 
 static int run_one_seed(const scn_scenario *s, const options *o, int strategy, uint64_t seed, tally *t,
                         uint64_t *max_choice) {
@@ -274,6 +278,19 @@ static int run_one_seed(const scn_scenario *s, const options *o, int strategy, u
         const char *verdict = NULL;
         scn_run_out again;
         t->failures++;
+        /* Full reports (and the replay check) for the first few failures of
+         * a scenario; a line each after that, so a broken build does not
+         * bury the summary under hundreds of identical reports. */
+        if (t->failures > FULL_REPORTS && !o->json) {
+            const char *nl = r.failures ? strchr(r.failures, '\n') : NULL;
+            printf("FAILURE %s seed %llu %s: %.*s  (replay --seed %llu --strategy %s --pct-steps %llu)\n", s->path,
+                   (unsigned long long)seed, strategy_name(strategy),
+                   r.failures ? (nl ? (int)(nl - r.failures) : (int)strlen(r.failures)) : 0,
+                   r.failures ? r.failures : "", (unsigned long long)seed, strategy_name(strategy),
+                   (unsigned long long)o->pct_steps);
+            scn_run_out_free(&r);
+            return 0;
+        }
         if (o->replay_failures && r.schedule && !o->native) {
             scn_run_opts rr = ro;
             rr.schedule = r.schedule;
@@ -288,7 +305,23 @@ static int run_one_seed(const scn_scenario *s, const options *o, int strategy, u
                 scn_run_out_free(&again);
             }
         }
-        if (!o->json) print_report(s, &ro, &r, verdict);
+        if (!o->json) {
+            print_report(s, &ro, &r, verdict);
+        } else {
+            printf("{\"failure\":");
+            json_string(s->path);
+            printf(",\"seed\":%llu,\"strategy\":\"%s\",\"depth\":%u,\"pct_steps\":%llu,\"status\":",
+                   (unsigned long long)ro.seed, strategy_name(ro.strategy), ro.depth,
+                   (unsigned long long)ro.pct_steps);
+            json_string(r.status >= 0 ? sched_status_name((sched_status)r.status) : "native");
+            printf(",\"failures\":");
+            json_string(r.failures ? r.failures : "");
+            printf(",\"schedule\":");
+            json_string(r.schedule ? r.schedule : "");
+            printf(",\"replayed\":");
+            json_string(verdict ? verdict : "");
+            printf("}\n");
+        }
     }
     scn_run_out_free(&r);
     return 0;
