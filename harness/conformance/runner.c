@@ -39,6 +39,9 @@ int conf_run_all(const char *backend, conf_exec_fn exec, int argc, char **argv) 
         conf_ctx ctx;
         memset(&ctx, 0, sizeof ctx);
         ctx.case_name = k->name;
+        /* Flushed before the case: a case that hangs is named by the last line. */
+        printf("run  %s\n", k->name);
+        fflush(stdout);
         exec(k, &ctx);
         ran++;
         if (ctx.failures) failed++;
