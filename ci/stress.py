@@ -102,6 +102,7 @@ class Run:
         self.files_written: dict = {}
         self.pct_steps: dict = {}   # scenario -> PCT k (largest choice_points seen)
         self.skipped: dict = {}     # (scenario, mode) -> why the harness declined it
+        self.bad_input: set = set()  # scenarios the harness could not read (reported once)
         self.jobs = max(1, args.jobs)
         self.native_jobs = max(1, args.native_jobs or 4 * self.jobs)
         self.progress = Progress(sys.stderr, self.res, self.lock)
@@ -178,8 +179,9 @@ class Run:
                             return
                         quota[0] -= 1
                     b = src.take()
-                    while (b.scenario, mode) in self.skipped:
-                        if len({s for s, m in self.skipped if m == mode}) == len(self.scenarios):
+                    while (b.scenario, mode) in self.skipped or b.scenario in self.bad_input:
+                        if len({s for s, m in self.skipped if m == mode} | self.bad_input) \
+                                == len(self.scenarios):
                             return
                         b = src.take()
                     k = self.pct_steps.get(b.scenario, 0)
@@ -241,6 +243,11 @@ class Run:
         for f in fails:
             self.record(b, f, pct_steps)
         if not o.ok:
+            if o.returncode == 2:  # bad input: the scenario does not parse
+                with self.lock:
+                    if b.scenario in self.bad_input:
+                        return
+                    self.bad_input.add(b.scenario)
             self.record_broken_batch(b, o, cmd, pct_steps)
 
     # ---- failures -----------------------------------------------------------
@@ -367,8 +374,12 @@ class Run:
                     "replay": f"{self.rel_exe(scen)} stress-faultloop --seed {seed} "
                               f"--only {d.get('kind')}:{d.get('nth')} {scen}"})
         if not o.ok or summary is None:
-            status = "sanitizer" if o.sanitizer else ("timeout" if o.returncode is None
-                                                     else f"exit {o.returncode}")
+            status = "sanitizer" if o.sanitizer else (
+                "timeout" if o.returncode is None else
+                "bad-input" if o.returncode == 2 else f"exit {o.returncode}")
+            if o.returncode == 2:
+                with self.lock:
+                    self.bad_input.add(scen)
             last = injected[-1] if injected else {}
             self.add_failure({
                 "scenario": scen, "mode": "faultloop", "strategy": "random", "depth": 0,
@@ -385,9 +396,16 @@ class Run:
         if tot.runs and cpu:
             print(f"stress: controlled: {tot.runs / cpu:,.0f} schedules per CPU second "
                   f"({cpu:.1f} CPU s over {self.res.phase_seconds.get('controlled', 0):.1f} s)")
+        late = 0
         for name, per in sorted(self.res.skipped.items()):
             for m, why in per.items():
-                print(f"stress: {name}: no {m} runs: {why}")
+                if "real time" in why and self.res.mode(name, m).runs:
+                    late += 1  # ran earlier; only the end of the budget was too short
+                else:
+                    print(f"stress: {name}: no {m} runs: {why}")
+        if late:
+            print(f"stress: {late} scenarios had their last free-running batch declined: "
+                  "a run would have outlasted the budget")
         print(f"stress: {tot.runs:,} controlled schedules, "
               f"{self.res.total('native').runs:,} native runs, "
               f"{self.res.to_json()['faultloop_sites']} fault sites; "
