@@ -51,6 +51,12 @@ typedef struct sim_config {
     uint32_t private_max_threads;  /* initial maximum of a private pool (512) */
     sim_stall default_pool_stall;  /* ALWAYS */
     sim_stall private_pool_stall;  /* NEVER: for private pools created later */
+    /* SetThreadpoolTimer(t, NULL, 0, 0) with a tick queued: false (default)
+     * = the tick still runs, as Microsoft documents (pftDueTime) and as Wine
+     * 8.0 measured in this repository (conformance case
+     * timer.disarm_keeps_queued_tick); true = the disarm discards it, the
+     * claim of docs/windows-pool-facts.md, kept for comparison runs. */
+    bool timer_disarm_drops_queued;
 } sim_config;
 
 sim_config sim_config_default(void);

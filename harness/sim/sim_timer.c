@@ -3,8 +3,9 @@
  * what is due: under the controlled scheduler that is how virtual time jumps
  * to the next deadline.  A timer's fire point is a seeded point inside
  * [due, due + window]; a periodic timer queues a tick at every period even
- * when the previous one still runs (ticks may overlap); a disarm discards a
- * queued tick. */
+ * when the previous one still runs (ticks may overlap); after a disarm a
+ * queued tick still runs (Microsoft's documentation of pftDueTime and the
+ * Wine 8.0 measurement; sim_config.timer_disarm_drops_queued flips it). */
 #include <stdlib.h>
 
 #include "sim_model.h"
@@ -128,7 +129,8 @@ void tph_os_timer_set(tph_os_timer *th, const int64_t *due, uint32_t period_ms, 
     if (t) {
         disarm(t);
         if (!due) {
-            sim_drop_packets(t); /* disarm discards a queued tick; never a stall */
+            /* Never a stall trigger either way (only wait packets are). */
+            if (P->cfg.timer_disarm_drops_queued) sim_drop_packets(t);
         } else {
             uint64_t now = rt_now();
             uint64_t at;

@@ -1,5 +1,5 @@
 /* The sim's timers: one-shot fire inside its window, absolute due times,
- * disarm drops a queued tick, periodic ticks overlap, is-set, close. */
+ * disarm keeps a queued tick (or drops it when configured), periodic ticks overlap, is-set, close. */
 #include "test_sim_util.h"
 
 static simt_counter g_count;
@@ -55,7 +55,32 @@ static void test_timer_absolute_and_now(void **st) {
     simt_run(body_absolute);
 }
 
-/* A disarm discards a queued tick (and is never a stall trigger). */
+/* A disarm stops the timer but a queued tick still runs (documented
+ * behaviour, measured under Wine 8.0); never a stall trigger. */
+static void body_disarm_keeps(void) {
+    simt_blocker b;
+    simt_block_private(&b, 1);
+    memset(&g_count, 0, sizeof g_count);
+    tph_os_env env = {b.pool, NULL, NULL, TPH_OS_PRIORITY_NORMAL, false};
+    tph_os_timer *t = tph_os_timer_create(timer_cb, &g_count, &env);
+    int64_t zero = 0;
+    tph_os_timer_set(t, &zero, 0, 0);
+    CHECK(simt_until(simt_obj_queued_is_1, t));
+    tph_os_timer_set(t, NULL, 0, 0);
+    sim_object_stats s = simt_obj(t);
+    CHECK(s.queued == 1 && s.cancelled == 0 && !s.armed);
+    CHECK(!tph_os_timer_is_set(t));
+    simt_unblock(&b);
+    tph_os_timer_wait(t, false);
+    CHECK(tph_os_load32(&g_count.n) == 1);
+    CHECK(simt_pool(b.pool).stalls == 0);
+}
+static void test_timer_disarm_keeps_queued_tick(void **st) {
+    (void)st;
+    simt_run(body_disarm_keeps);
+}
+
+/* With sim_config.timer_disarm_drops_queued the disarm discards it. */
 static void body_disarm_drops(void) {
     simt_blocker b;
     simt_block_private(&b, 1);
@@ -68,15 +93,16 @@ static void body_disarm_drops(void) {
     tph_os_timer_set(t, NULL, 0, 0);
     sim_object_stats s = simt_obj(t);
     CHECK(s.queued == 0 && s.cancelled == 1 && !s.armed);
-    CHECK(!tph_os_timer_is_set(t));
     simt_unblock(&b);
     tph_os_timer_wait(t, false);
     CHECK(tph_os_load32(&g_count.n) == 0);
     CHECK(simt_pool(b.pool).stalls == 0);
 }
-static void test_timer_disarm_drops_queued_tick(void **st) {
+static void test_timer_disarm_drops_when_configured(void **st) {
     (void)st;
-    simt_run(body_disarm_drops);
+    sim_config c = sim_config_default();
+    c.timer_disarm_drops_queued = true;
+    simt_run_cfg(body_disarm_drops, &c);
 }
 
 /* A cancelling wait drops a queued tick but leaves the timer set. */
@@ -167,7 +193,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_timer_one_shot_window),
         cmocka_unit_test(test_timer_absolute_and_now),
-        cmocka_unit_test(test_timer_disarm_drops_queued_tick),
+        cmocka_unit_test(test_timer_disarm_keeps_queued_tick),
+        cmocka_unit_test(test_timer_disarm_drops_when_configured),
         cmocka_unit_test(test_timer_cancel_keeps_timer_set),
         cmocka_unit_test(test_timer_periodic_overlap),
         cmocka_unit_test(test_timer_close),
