@@ -75,7 +75,6 @@ typedef struct run_state {
     /* failures */
     scn_text fail;
     int nfail;
-    bool main_done;
     scn_text misuse;
     scn_text faults;
 } run_state;
@@ -285,8 +284,8 @@ static tph_err create_obj(int obj) {
         e = tph_io_create((tph_io **)&h, st->file, io_cb, ctx, &env);
         break;
     case SCN_OBJ_GROUP:
+        /* a group has no pool of its own: its members carry G's pool in their env */
         e = tph_group_create((tph_group **)&h, o->cancel_callback ? group_cancel_cb : NULL);
-        if (e == TPH_OK && o->pool != SCN_DEFAULT_POOL) { /* members carry the pool */ }
         break;
     default: break;
     }
@@ -456,8 +455,16 @@ static tph_err do_close(int obj) {
     return e;
 }
 
+static bool event_in_use(int ev) {
+    size_t i;
+    for (i = 0; i < R.s->nobjs; i++)
+        if (R.s->objs[i].kind == SCN_OBJ_WAIT && R.s->objs[i].event == ev && R.objs[i].created && !R.objs[i].dead)
+            return true;
+    return false;
+}
+
 static int exec_op(exec_ctx *c, const scn_op *op) {
-    void *h = op->obj >= 0 ? NULL : NULL;
+    void *h = NULL;
     tph_err e = TPH_OK;
     uint64_t t0 = rt_now();
     bool has_result = true;
@@ -480,7 +487,16 @@ static int exec_op(exec_ctx *c, const scn_op *op) {
         break;
     case SCN_OP_WAIT: e = do_wait(op, false); break;
     case SCN_OP_STOP_AND_DRAIN: e = do_wait(op, true); break;
-    case SCN_OP_CLOSE: e = do_close(op->obj); break;
+    case SCN_OP_CLOSE:
+        if (R.s->objs[op->obj].kind == SCN_OBJ_EVENT && event_in_use(op->obj)) {
+            /* tph_wait borrows its handle: closing it under an open wait
+             * would hand the core a dead handle at the next arm. */
+            failf("line %d: %s: `close %s` while a wait on it is still open", op->line, c->who,
+                  R.s->objs[op->obj].name);
+            return -1;
+        }
+        e = do_close(op->obj);
+        break;
     case SCN_OP_RELEASE:
         if (op->release == SCN_RELEASE_DRAINING) e = tph_group_close_members_draining((tph_group *)h);
         else if (op->release == SCN_RELEASE_CANCELLING) e = tph_group_close_members_cancelling((tph_group *)h, NULL);
@@ -801,7 +817,6 @@ static void scenario_main(void *arg) {
     }
     collect_misuse();
     collect_faults();
-    R.main_done = true;
     tph_trace_set_hook(NULL, NULL);
 }
 
