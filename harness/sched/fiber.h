@@ -13,9 +13,12 @@
 
 #include <stddef.h>
 
+/* Not with CET shadow stacks (-fcf-protection=return/full): the switch
+ * `ret`s onto another stack, which a shadow stack rejects; glibc's
+ * swapcontext knows how to switch those. */
 #if defined(_WIN32)
 #define SCHED_FIBER_WIN32 1
-#elif defined(__x86_64__) && !defined(TPHEAL_FIBER_UCONTEXT)
+#elif defined(__x86_64__) && !defined(TPHEAL_FIBER_UCONTEXT) && !(defined(__CET__) && (__CET__ & 2))
 #define SCHED_FIBER_X86_64 1
 #else
 #define SCHED_FIBER_UCONTEXT 1

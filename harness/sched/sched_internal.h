@@ -124,11 +124,11 @@ void sched_make_blocked(sched *, rt_thread *, sched_tstate);
 void sched_timed_add(sched *, rt_thread *, uint64_t deadline);
 void sched_timed_remove(sched *, rt_thread *);
 #if defined(_MSC_VER)
-__declspec(noreturn)
+#define SCHED_NORETURN __declspec(noreturn)
 #else
-_Noreturn
+#define SCHED_NORETURN _Noreturn
 #endif
-void sched_end(sched *, sched_status, const char *fmt, ...);
+SCHED_NORETURN void sched_end(sched *, sched_status, const char *fmt, ...);
 rt_thread *sched_spawn_thread(sched *, const char *name, rt_thread_fn, void *, bool daemon);
 void sched_fail_oom(sched *);
 

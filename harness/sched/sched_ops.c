@@ -8,7 +8,7 @@
 
 #include "sched_internal.h"
 
-static void misuse(sched *s, const char *what, uint64_t id) {
+SCHED_NORETURN static void misuse(sched *s, const char *what, uint64_t id) {
     rt_thread *cur = s->current;
     sched_end(s, SCHED_MISUSE, "misuse: %s (#%" PRIu64 ") by thread %" PRIu32 " \"%s\"", what, id,
               cur->id, cur->name);

@@ -190,7 +190,7 @@ bad:
 
 /* ---- replay ---- */
 
-static void diverge(sched *s, const char *what) {
+SCHED_NORETURN static void diverge(sched *s, const char *what) {
     char runnable[96];
     size_t used = 0;
     uint32_t k;
