@@ -14,12 +14,23 @@
 #include "rt_sched.h"
 
 /* Thread CPU time, like sched_bench_raw_switches_per_sec: the machine is
- * shared, and a wall clock would time the neighbours. */
+ * shared, and a wall clock would time the neighbours.  (MSVC has no
+ * clock_gettime: the performance counter there.) */
+#if defined(_MSC_VER)
+#include <windows.h>
+static double seconds(void) {
+    LARGE_INTEGER f, c;
+    QueryPerformanceFrequency(&f);
+    QueryPerformanceCounter(&c);
+    return (double)c.QuadPart / (double)f.QuadPart;
+}
+#else
 static double seconds(void) {
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+#endif
 
 typedef struct prog {
     rt_lock lock;
