@@ -1,0 +1,195 @@
+/* The sim under the controlled scheduler: the stall happens or not
+ * depending on the interleaving (the cold-pool window is a spawned worker
+ * that has not run yet), a seed replays its outcome exactly, a severed pool
+ * is released by a submit, and virtual time runs the 67 s idle timeout
+ * without real waiting. */
+#include "rt_sched.h"
+#include "test_sim_util.h"
+
+typedef struct stall_outcome {
+    bool stalled;
+    uint64_t wait_runs, work_runs;
+    uint64_t fired_after_release;
+    bool ok;
+} stall_outcome;
+
+static stall_outcome g_out;
+
+static void TPH_OS_CALLBACK nop_wait(tph_os_instance *i, void *c, tph_os_wait *w, uint32_t r) {
+    (void)i, (void)c, (void)w, (void)r;
+}
+static void TPH_OS_CALLBACK nop_work(tph_os_instance *i, void *c, tph_os_work *w) { (void)i, (void)c, (void)w; }
+
+/* Cold default pool: signal a wait, cancel it at once, then check whether the
+ * pool severed; if so a later wait stays queued until a submit. */
+static void stall_main(void *arg) {
+    (void)arg;
+    memset(&g_out, 0, sizeof g_out);
+    sim_process_begin(NULL);
+    tph_os_event *ev = tph_os_event_create(false, false);
+    tph_os_wait *w = tph_os_wait_create(nop_wait, NULL, NULL);
+    tph_os_wait_set(w, ev, TPH_OS_INFINITE);
+    tph_os_event_set(ev);
+    tph_os_wait_wait(w, true);
+    sim_pool_stats ps;
+    sim_pool_stats_get(NULL, &ps);
+    g_out.stalled = ps.severed;
+    /* A later wait: fires only if the pool is not severed, or after the submit. */
+    tph_os_wait *w2 = tph_os_wait_create(nop_wait, NULL, NULL);
+    tph_os_event *ev2 = tph_os_event_create(false, true);
+    tph_os_wait_set(w2, ev2, TPH_OS_INFINITE);
+    tph_os_work *k = tph_os_work_create(nop_work, NULL, NULL);
+    if (g_out.stalled) {
+        rt_sleep_until(rt_now() + 2 * SIM_SECOND); /* virtual: nothing is delivered */
+        sim_object_stats s;
+        sim_object_stats_get(w2, &s);
+        g_out.ok = s.queued == 1 && s.callbacks_run == 0;
+    } else {
+        g_out.ok = true;
+    }
+    tph_os_work_submit(k);
+    tph_os_work_wait(k, false);
+    tph_os_wait_wait(w2, false);
+    sim_object_stats s2;
+    sim_object_stats_get(w2, &s2);
+    g_out.wait_runs = s2.callbacks_run;
+    sim_object_stats_get(k, &s2);
+    g_out.work_runs = s2.callbacks_run;
+    sim_pool_stats_get(NULL, &ps);
+    g_out.ok = g_out.ok && !ps.severed && ps.releases == (g_out.stalled ? 1u : 0u);
+    sim_process_end();
+}
+
+static stall_outcome run_seed(uint64_t seed, uint64_t *hash, sched_status *status) {
+    sched_options o;
+    sched_options_default(&o);
+    o.seed = seed;
+    sched_result r;
+    int rc = sched_run(&o, stall_main, NULL, &r);
+    assert_int_equal(rc, 0);
+    *hash = r.interleaving_hash;
+    *status = r.status;
+    if (r.status != SCHED_OK) fprintf(stderr, "seed %llu: %s %s\n%s\n", (unsigned long long)seed,
+                                      sched_status_name(r.status), r.reason, r.blocked_report ? r.blocked_report : "");
+    sched_result_free(&r);
+    if (sim_process_active()) sim_process_end();
+    return g_out;
+}
+
+/* Some seeds stall, some do not; every run completes and is released. */
+static void test_sched_stall_depends_on_interleaving(void **st) {
+    (void)st;
+    int stalled = 0, healthy = 0;
+    for (uint64_t seed = 1; seed <= 200; seed++) {
+        uint64_t h;
+        sched_status status;
+        stall_outcome out = run_seed(seed, &h, &status);
+        assert_int_equal(status, SCHED_OK);
+        assert_true(out.ok);
+        assert_int_equal(out.wait_runs, 1);
+        assert_int_equal(out.work_runs, 1);
+        if (out.stalled) stalled++;
+        else healthy++;
+    }
+    print_message("stalled %d / healthy %d of 200 seeds\n", stalled, healthy);
+    assert_true(stalled > 0);
+    assert_true(healthy > 0);
+}
+
+/* Same seed, same interleaving, same outcome. */
+static void test_sched_seed_replays(void **st) {
+    (void)st;
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        uint64_t h1, h2;
+        sched_status s1, s2;
+        stall_outcome a = run_seed(seed, &h1, &s1);
+        stall_outcome b = run_seed(seed, &h2, &s2);
+        assert_int_equal(h1, h2);
+        assert_int_equal(a.stalled, b.stalled);
+    }
+}
+
+/* Virtual time: the default pool's 67 s idle timeout passes without waiting. */
+static volatile uint32_t g_idle_ok;
+static void idle_main(void *arg) {
+    (void)arg;
+    sim_process_begin(NULL);
+    tph_os_work *k = tph_os_work_create(nop_work, NULL, NULL);
+    tph_os_work_submit(k);
+    tph_os_work_wait(k, false);
+    sim_pool_stats ps;
+    sim_pool_stats_get(NULL, &ps);
+    bool warm = ps.workers_created == 1;
+    rt_sleep_until(rt_now() + 66 * SIM_SECOND);
+    sim_pool_stats_get(NULL, &ps);
+    bool still = ps.workers == 1;
+    rt_sleep_until(rt_now() + 2 * SIM_SECOND);
+    sim_pool_stats_get(NULL, &ps);
+    g_idle_ok = warm && still && ps.workers == 0 && ps.workers_retired == 1;
+    sim_process_end();
+}
+static void test_sched_idle_timeout_virtual(void **st) {
+    (void)st;
+    sched_options o;
+    sched_options_default(&o);
+    o.seed = 7;
+    sched_result r;
+    g_idle_ok = 0;
+    assert_int_equal(sched_run(&o, idle_main, NULL, &r), 0);
+    assert_int_equal(r.status, SCHED_OK);
+    assert_true(r.virtual_time >= 68 * SIM_SECOND);
+    sched_result_free(&r);
+    assert_true(g_idle_ok);
+}
+
+/* A timer's fire point is drawn from the seed: same seed, same point. */
+static volatile uint64_t g_fire;
+static void TPH_OS_CALLBACK stamp_timer(tph_os_instance *i, void *c, tph_os_timer *t) {
+    (void)i, (void)c, (void)t;
+    g_fire = rt_now();
+}
+static void timer_main(void *arg) {
+    (void)arg;
+    sim_process_begin(NULL);
+    tph_os_timer *t = tph_os_timer_create(stamp_timer, NULL, NULL);
+    int64_t due = -(int64_t)(250 * SIM_MS);
+    tph_os_timer_set(t, &due, 0, 250);
+    rt_sleep_until(rt_now() + SIM_SECOND);
+    tph_os_timer_wait(t, false);
+    sim_process_end();
+}
+static uint64_t fire_for(uint64_t seed) {
+    sched_options o;
+    sched_options_default(&o);
+    o.seed = seed;
+    sched_result r;
+    g_fire = 0;
+    assert_int_equal(sched_run(&o, timer_main, NULL, &r), 0);
+    assert_int_equal(r.status, SCHED_OK);
+    sched_result_free(&r);
+    return g_fire;
+}
+static void test_sched_timer_window_seeded(void **st) {
+    (void)st;
+    bool differs = false;
+    uint64_t first = fire_for(1);
+    for (uint64_t seed = 1; seed <= 10; seed++) {
+        uint64_t a = fire_for(seed), b = fire_for(seed);
+        assert_int_equal(a, b);
+        assert_true(a >= 250 * SIM_MS && a <= 500 * SIM_MS + SIM_MS);
+        if (a != first) differs = true;
+    }
+    assert_true(differs);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sched_stall_depends_on_interleaving),
+        cmocka_unit_test(test_sched_seed_replays),
+        cmocka_unit_test(test_sched_idle_timeout_virtual),
+        cmocka_unit_test(test_sched_timer_window_seeded),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    sched_release_cache();
+    return rc;
+}
