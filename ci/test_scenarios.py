@@ -5,7 +5,7 @@ the scenario language: each malformed file must exit 2 with `file:line:col:`.
 Binaries come from $TPHEAL_BUILD_DIR (default <repo>/build):
 harness/scenario/tpheal-harness and tpheal-harness-failfast.  Seeds per
 strategy: $TPHEAL_SCENARIO_SEEDS (default 200).  Measured on the 2-core CI
-machine (Debug build): the whole corpus, 34 files x 200 seeds x 2 strategies,
+machine (Debug build): the whole corpus, 35 files x 200 seeds x 2 strategies,
 runs in 3-7 s through this file (figures in docs/scenarios.md)."""
 import os
 import pathlib
