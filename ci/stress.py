@@ -408,7 +408,7 @@ class Run:
                   "a run would have outlasted the budget")
         print(f"stress: {tot.runs:,} controlled schedules, "
               f"{self.res.total('native').runs:,} native runs, "
-              f"{self.res.to_json()['faultloop_sites']} fault sites; "
+              f"{sum(f.get('sites', 0) for f in self.res.faultloop.values())} fault sites; "
               f"{n} failure{'s' if n != 1 else ''}; results in {rel(self.out / 'results.json')}")
         if n:
             print(f"stress: failures in {rel(self.fail_dir)}/ ; repeat the whole run: "
