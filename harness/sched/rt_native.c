@@ -6,11 +6,11 @@
  * living in zeroed model memory need no init call.
  *
  * Ending a run: rt_end_process marks the run ended.  From then on every run
- * thread exits at its next rt_ call, and threads blocked in rt_ calls notice
- * within one slice (SLICE_NS): the model's threads must be joinable after a
- * fail-fast without anyone releasing the locks the dead thread held -- the
- * first version blocked forever in a worker waiting on the registry lock the
- * fail-fasting thread owned.
+ * thread exits at its next rt_ call made with no rt_lock held, and threads
+ * blocked in rt_ calls notice within one slice (SLICE_NS): the model's
+ * threads must be joinable after a fail-fast without anyone releasing the
+ * locks the dead thread held, and the model's own lock must be free for the
+ * driver's queries and teardown.
  */
 #if !defined(_WIN32) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE

@@ -37,8 +37,11 @@ void rt_native_options_default(rt_native_options *);
  * rt_end_process ends the run.  Returns 0 for a normal end, 1 when the run was
  * ended by rt_end_process.  The result is kept for rt_native_last_result.
  * Daemon threads may outlive the run (the sim joins its own).  After an ended
- * run, every run thread exits at its next rt_ call, and blocked ones within
- * ~20 ms: locks they held are never released, as in a dead process. */
+ * run, every run thread exits at its next rt_ call made while it holds no
+ * rt_lock (blocked ones notice within ~20 ms), so the model's lock is free
+ * again for teardown; the thread that called rt_end_process dies holding
+ * whatever it held, as in a dead process.  rt_wait may return spuriously
+ * (every ~20 ms slice), as rt.h allows. */
 int rt_native_run(rt_thread_fn main_fn, void *arg, const rt_native_options *);
 void rt_native_last_result(rt_native_result *out);
 /* True once rt_end_process was called in the current (or last) native run. */

@@ -7,6 +7,10 @@
  * operations (docs/harness-anchors.md, A1). */
 #include <stdio.h>
 #include <string.h>
+#if defined(_MSC_VER)
+#include <intrin.h>
+#include <windows.h> /* before sim_model.h, whose P macro must not meet it */
+#endif
 
 #include "sim_model.h"
 
@@ -16,8 +20,6 @@ uint64_t sim_system_epoch(void);
 
 /* ---- atomics: seq_cst, correct on real threads too ------------------------- */
 #if defined(_MSC_VER)
-#include <intrin.h>
-#include <windows.h>
 #define A_LOAD32(p) ((uint32_t)InterlockedCompareExchange((volatile LONG *)(p), 0, 0))
 #define A_XCHG32(p, v) ((uint32_t)InterlockedExchange((volatile LONG *)(p), (LONG)(v)))
 #define A_ADD32(p, v) ((uint32_t)InterlockedExchangeAdd((volatile LONG *)(p), (LONG)(v)))
