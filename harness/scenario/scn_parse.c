@@ -154,7 +154,7 @@ static bool parse_uint(const char *s, size_t n, uint64_t *out) {
 }
 
 static bool take_number(parser *p, const char *what, uint64_t max, uint64_t *out) {
-    const scn_tok *t;
+    const scn_tok *t = NULL;
     if (!take_word(p, what, &t)) return false;
     if (!parse_uint(t->text, strlen(t->text), out))
         return error_tok(p, p->pos - 1, "bad number '%s' for %s", t->text, what);
@@ -183,7 +183,7 @@ static bool duration_of(const char *w, uint64_t *out, const char **why) {
 }
 
 static bool take_duration(parser *p, const char *what, uint64_t *out) {
-    const scn_tok *t;
+    const scn_tok *t = NULL;
     const char *why = "";
     if (!take_word(p, what, &t)) return false;
     if (!duration_of(t->text, out, &why))
@@ -221,7 +221,7 @@ static int find_label(const scn_scenario *s, const char *n) {
 /* A new name: an identifier, not reserved, not used by any pool, object,
  * thread or label (one namespace, so a reader never has to ask which). */
 static bool take_new_name(parser *p, const char *what, const scn_tok **out) {
-    const scn_tok *t;
+    const scn_tok *t = NULL;
     const scn_scenario *s = p->s;
     if (!take_word(p, what, &t)) return false;
     if (!is_ident(t->text))
@@ -239,7 +239,7 @@ static bool take_new_name(parser *p, const char *what, const scn_tok **out) {
 }
 
 static bool take_pool(parser *p, int *out) {
-    const scn_tok *t;
+    const scn_tok *t = NULL;
     if (!take_word(p, "a pool name", &t)) return false;
     *out = find_pool(p->s, t->text);
     if (*out < 0) {
@@ -251,7 +251,7 @@ static bool take_pool(parser *p, int *out) {
 }
 
 static bool take_obj(parser *p, const char *what, int *out) {
-    const scn_tok *t;
+    const scn_tok *t = NULL;
     if (!take_word(p, what, &t)) return false;
     *out = find_obj(p->s, t->text);
     if (*out < 0) {
@@ -263,7 +263,7 @@ static bool take_obj(parser *p, const char *what, int *out) {
 }
 
 static bool take_point(parser *p, int *out) {
-    const scn_tok *t;
+    const scn_tok *t = NULL;
     if (!take_word(p, "a trace point", &t)) return false;
     *out = scn_trace_point_find(t->text);
     if (*out < 0)
@@ -275,7 +275,7 @@ static bool take_point(parser *p, int *out) {
 /* ---- top-level declarations ----------------------------------------------- */
 
 static bool parse_stall(parser *p, scn_pool *pl) {
-    const scn_tok *t;
+    const scn_tok *t = NULL;
     if (!take_word(p, "a stall setting (never, always or N%)", &t)) return false;
     if (kw_eq(t->text, "never")) pl->stall = SCN_STALL_NEVER;
     else if (kw_eq(t->text, "always")) pl->stall = SCN_STALL_ALWAYS;
@@ -348,7 +348,7 @@ static bool parse_pool(parser *p) {
 static bool new_obj(parser *p, scn_obj_kind kind, scn_obj **out) {
     scn_scenario *s = p->s;
     const scn_tok *name;
-    scn_obj *o;
+    scn_obj *o = NULL;
     if (!take_new_name(p, scn_obj_kind_name(kind), &name)) return false;
     if (s->nobjs >= MAX_OBJS)
         return error_tok(p, p->pos - 1, "too many objects (at most %d)", MAX_OBJS);
@@ -390,7 +390,7 @@ static bool parse_placement(parser *p, scn_obj *o, bool *placed) {
 }
 
 static bool parse_object(parser *p, scn_obj_kind kind) {
-    scn_obj *o;
+    scn_obj *o = NULL;
     bool placed = false;
     if (!new_obj(p, kind, &o)) return false;
     while (!at_end(p)) {
@@ -500,7 +500,7 @@ static scn_fault_kind fault_slot(scn_fault_kind k) {
 static bool parse_fault(parser *p) {
     scn_scenario *s = p->s;
     scn_fault f;
-    const scn_tok *t;
+    const scn_tok *t = NULL;
     size_t i;
     int k;
     memset(&f, 0, sizeof f);
@@ -547,7 +547,7 @@ static bool parse_fault(parser *p) {
 /* A blocked(LABEL) term keeps the label's name until the whole file is read
  * (a label may be defined by a later thread); resolve_labels binds it. */
 static bool parse_term(parser *p, scn_term *term) {
-    const scn_tok *t;
+    const scn_tok *t = NULL;
     const char *why = "";
     char *dot;
     memset(term, 0, sizeof *term);
@@ -626,7 +626,7 @@ static bool parse_term(parser *p, scn_term *term) {
 static bool parse_expr(parser *p, scn_expr *e) {
     static const char *const ops[] = {"==", "!=", "<", "<=", ">", ">="};
     int first = p->pos, i;
-    const scn_tok *t;
+    const scn_tok *t = NULL;
     memset(e, 0, sizeof *e);
     e->line = p->ln->line;
     e->col = (p->pos < p->ln->ntok) ? p->ln->tok[p->pos].col : p->ln->end_col;
@@ -805,7 +805,7 @@ static const char *kinds_text(unsigned mask) {
 }
 
 static bool parse_result(parser *p, int *expect) {
-    const scn_tok *t;
+    const scn_tok *t = NULL;
     if (!take_word(p, "a result (ok, EINVAL, ENOMEM, EBUSY, any)", &t)) return false;
     if (kw_eq(t->text, "ok")) *expect = 0;
     else if (strcmp(t->text, "EINVAL") == 0) *expect = 1;
@@ -832,7 +832,7 @@ static bool parse_op(parser *p, scn_block *b, int depth, bool in_callback, int *
     scn_scenario *s = p->s;
     const scn_tok *w = peek(p);
     int k = lookup_op(w->text);
-    scn_op *op;
+    scn_op *op = NULL;
     unsigned kinds;
     *opened_repeat = 0;
     if (k < 0) {
@@ -975,7 +975,7 @@ typedef struct frame {
 } frame;
 
 static bool parse_build(parser *p) {
-    const scn_tok *t;
+    const scn_tok *t = NULL;
     if (!take_word(p, "a build name (fail-fast)", &t)) return false;
     if (!kw_eq(t->text, "fail_fast")) return error_tok(p, p->pos - 1, "unknown build '%s' (fail-fast)", t->text);
     p->s->fail_fast_build = true;
