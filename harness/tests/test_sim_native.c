@@ -1,0 +1,170 @@
+/* The native runtime (harness/sched/rt_native.c): thread ids in spawn order,
+ * the seeded rt_choose stream, waits with deadlines, zero-initialised locks,
+ * ended runs, and the sim surviving free-running noise. */
+#include "test_sim_util.h"
+
+static uint32_t g_ids[4];
+static void record_id(void *slot) { *(uint32_t *)slot = rt_thread_id(); }
+static void ids_main(void *arg) {
+    (void)arg;
+    g_ids[0] = rt_thread_id();
+    rt_thread *a = rt_spawn("a", record_id, &g_ids[1], false);
+    rt_thread *b = rt_spawn("b", record_id, &g_ids[2], false);
+    rt_join(a);
+    rt_join(b);
+    rt_spawn("c", record_id, &g_ids[3], false); /* reaped by the driver */
+}
+static void test_thread_ids_in_spawn_order(void **st) {
+    (void)st;
+    memset(g_ids, 0, sizeof g_ids);
+    assert_int_equal(rt_native_run(ids_main, NULL, NULL), 0);
+    assert_int_equal(g_ids[0], 1);
+    assert_int_equal(g_ids[1], 2);
+    assert_int_equal(g_ids[2], 3);
+    assert_int_equal(g_ids[3], 4);
+    rt_native_result r;
+    rt_native_last_result(&r);
+    assert_false(r.ended);
+    assert_int_equal(r.threads, 4);
+}
+
+static uint32_t g_draws[16];
+static void choose_main(void *arg) {
+    (void)arg;
+    for (int i = 0; i < 16; i++) g_draws[i] = rt_choose(1000);
+}
+static void test_choose_seeded(void **st) {
+    (void)st;
+    uint32_t first[16];
+    rt_native_options o;
+    rt_native_options_default(&o);
+    o.seed = 99;
+    assert_int_equal(rt_native_run(choose_main, NULL, &o), 0);
+    memcpy(first, g_draws, sizeof first);
+    assert_int_equal(rt_native_run(choose_main, NULL, &o), 0);
+    assert_memory_equal(first, g_draws, sizeof first);
+    o.seed = 100;
+    assert_int_equal(rt_native_run(choose_main, NULL, &o), 0);
+    assert_true(memcmp(first, g_draws, sizeof first) != 0);
+    for (int i = 0; i < 16; i++) assert_true(g_draws[i] < 1000);
+}
+
+/* Zeroed lock + queue; a timed wait times out; a wake is seen. */
+static rt_lock g_lock;
+static rt_waitq g_q;
+static int g_flag;
+static bool g_timed_out, g_woken;
+static void waker(void *arg) {
+    (void)arg;
+    rt_lock_acquire(&g_lock);
+    g_flag = 1;
+    rt_wake_all(&g_q);
+    rt_lock_release(&g_lock);
+}
+static void wait_main(void *arg) {
+    (void)arg;
+    rt_lock_acquire(&g_lock);
+    uint64_t deadline = rt_now() + 5 * SIM_MS;
+    bool woken = true;
+    while (woken) woken = rt_wait(&g_q, &g_lock, deadline, "test"); /* spurious returns loop */
+    g_timed_out = rt_now() >= deadline;
+    rt_thread *t = rt_spawn("waker", waker, NULL, false);
+    while (!g_flag) rt_wait(&g_q, &g_lock, RT_FOREVER, "test");
+    g_woken = true;
+    rt_lock_release(&g_lock);
+    rt_join(t);
+}
+static void test_waits(void **st) {
+    (void)st;
+    assert_int_equal(rt_native_run(wait_main, NULL, NULL), 0);
+    assert_true(g_timed_out);
+    assert_true(g_woken);
+}
+
+/* rt_end_process from a spawned thread ends the run with its reason. */
+static void ender(void *arg) {
+    (void)arg;
+    rt_end_process("ended by test");
+}
+static void end_main(void *arg) {
+    (void)arg;
+    rt_lock_acquire(&g_lock);
+    rt_spawn("ender", ender, NULL, false);
+    g_flag = 0;
+    while (!g_flag) rt_wait(&g_q, &g_lock, RT_FOREVER, "forever"); /* never set */
+    rt_lock_release(&g_lock);
+}
+static void test_end_process(void **st) {
+    (void)st;
+    g_flag = 0;
+    assert_int_equal(rt_native_run(end_main, NULL, NULL), 1);
+    rt_native_result r;
+    rt_native_last_result(&r);
+    assert_true(r.ended);
+    assert_string_equal(r.reason, "ended by test");
+    assert_true(rt_native_ended());
+    assert_int_equal(rt_native_run(choose_main, NULL, NULL), 0); /* a new run is clean */
+    assert_false(rt_native_ended());
+}
+
+/* The stall scenario and a drain under heavy noise (yield/spin/sleep). */
+static simt_counter g_count;
+static void TPH_OS_CALLBACK count_cb(tph_os_instance *i, void *ctx, tph_os_work *w) {
+    (void)i;
+    (void)w;
+    tph_os_fetch_add32(&((simt_counter *)ctx)->n, 1);
+}
+static void TPH_OS_CALLBACK nop_wait(tph_os_instance *i, void *c, tph_os_wait *w, uint32_t r) {
+    (void)i, (void)c, (void)w, (void)r;
+}
+static void noisy_main(void *arg) {
+    (void)arg;
+    sim_process_begin(NULL);
+    memset(&g_count, 0, sizeof g_count);
+    tph_os_pool *p = tph_os_pool_create();
+    tph_os_pool_set_max(p, 3);
+    tph_os_env env = {p, NULL, NULL, TPH_OS_PRIORITY_NORMAL, false};
+    tph_os_work *w = tph_os_work_create(count_cb, &g_count, &env);
+    for (int i = 0; i < 40; i++) tph_os_work_submit(w);
+    tph_os_work_wait(w, false);
+    CHECK(tph_os_load32(&g_count.n) == 40);
+    /* cold default pool: cancel right after the signal -- may or may not stall */
+    tph_os_event *ev = tph_os_event_create(false, false);
+    tph_os_wait *wt = tph_os_wait_create(nop_wait, NULL, NULL);
+    tph_os_wait_set(wt, ev, TPH_OS_INFINITE);
+    tph_os_event_set(ev);
+    tph_os_wait_wait(wt, true);
+    tph_os_work *k = tph_os_work_create(count_cb, &g_count, NULL);
+    tph_os_work_submit(k); /* releases it if it stalled */
+    tph_os_work_wait(k, false);
+    CHECK(tph_os_load32(&g_count.n) == 41);
+    sim_pool_stats ps = simt_pool(NULL);
+    CHECK(!ps.severed && ps.releases == ps.stalls);
+    sim_process_end();
+}
+static void test_sim_under_noise(void **st) {
+    (void)st;
+    for (uint64_t seed = 1; seed <= 5; seed++) {
+        simt_failure[0] = '\0';
+        rt_native_options o;
+        rt_native_options_default(&o);
+        o.seed = seed;
+        o.yield_ppm = 200000;
+        o.spin_ppm = 100000;
+        o.sleep_ppm = 20000;
+        o.sleep_max_us = 100;
+        assert_int_equal(rt_native_run(noisy_main, NULL, &o), 0);
+        if (simt_failure[0]) fail_msg("seed %llu: %s", (unsigned long long)seed, simt_failure);
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_thread_ids_in_spawn_order),
+        cmocka_unit_test(test_choose_seeded),
+        cmocka_unit_test(test_waits),
+        cmocka_unit_test(test_end_process),
+        cmocka_unit_test(test_sim_under_noise),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
