@@ -43,6 +43,8 @@ BATCH_MS = 1000
 BATCH_GRACE_NATIVE = 15
 # Most failure files written per (scenario, mode); all failures are counted.
 MAX_FAILURE_FILES = 20
+# Most failures printed as they happen per (scenario, mode).
+MAX_FAILURE_NOTES = 3
 
 
 class UsageError(Exception):
@@ -140,6 +142,7 @@ class Run:
             again += f" SHARD={self.shard}"
         if a.sanitize:
             again += f" SANITIZE={a.sanitize}"
+        self.again = again
         split = ", ".join(f"{m} {share[m]:.0%}" for m in modes)
         print(f"stress: master seed {self.master}  (repeat: {again})", flush=True)
         print(f"stress: {len(self.scenarios)} scenarios, {a.seconds:g} s budget ({split}"
@@ -325,6 +328,11 @@ class Run:
             entry["file"] = rel(self.fail_dir / name)
         text = failure_text(entry, self.master)
         (self.fail_dir / name).write_text(text)
+        if n >= MAX_FAILURE_NOTES:
+            if n == MAX_FAILURE_NOTES:
+                self.progress.note(f"FAILED {entry['scenario']} ({entry['mode']}): more failures, "
+                                   f"files in {rel(self.fail_dir)}/")
+            return
         self.progress.note(f"FAILED {entry['scenario']} ({entry['mode']}, seed {seed}): "
                            f"{entry['status']} {entry['reason'][:120]}\n  replay: {entry['replay']}")
 
@@ -412,7 +420,7 @@ class Run:
               f"{n} failure{'s' if n != 1 else ''}; results in {rel(self.out / 'results.json')}")
         if n:
             print(f"stress: failures in {rel(self.fail_dir)}/ ; repeat the whole run: "
-                  f"make stress SEED={self.master}")
+                  f"{self.again}")
         return 1 if n else 0
 
 
