@@ -74,9 +74,4 @@ void sched_stack_release_all(void) {
     }
 }
 
-#else
-
-size_t sched_stack_round(size_t size) { return size; }
-void sched_stack_release_all(void) {}
-
-#endif
+#endif /* the win32 backend pools its own fibers (fiber_win32.c) */
