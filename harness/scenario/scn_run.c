@@ -881,6 +881,12 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
         rt_native_result nr;
         rt_native_options_default(&no);
         no.seed = o->seed;
+        /* Free-running mode shakes the OS schedule with seeded noise at every
+         * rt_ call, rr-chaos / BUGGIFY style (docs/stress.md): 2% yields, 1%
+         * spins, 0.2% sleeps of up to 200 us. */
+        no.yield_ppm = 20000;
+        no.spin_ppm = 10000;
+        no.sleep_ppm = 2000;
         rt_native_run(scenario_main, NULL, &no);
         rt_native_last_result(&nr);
         ended = nr.ended;
