@@ -143,6 +143,12 @@ int sched_run(const sched_options *opt, rt_thread_fn main_fn, void *arg, sched_r
     sched *s;
     rt_thread *t1;
     memset(out, 0, sizeof *out);
+    if (sched_current) {
+        /* One run at a time: the rt_ops and the current run are process-wide. */
+        out->status = SCHED_MISUSE;
+        snprintf(out->reason, sizeof out->reason, "sched_run called inside a run");
+        return -1;
+    }
     s = calloc(1, sizeof *s);
     if (!s) {
         out->status = SCHED_MISUSE;

@@ -427,6 +427,26 @@ static void finished_threads_give_their_stack_back_at_once(void **state) {
     sched_result_free(&r);
 }
 
+static void nested(void *p) {
+    sched_options o;
+    sched_result r;
+    sched_options_default(&o);
+    *(int *)p = sched_run(&o, nested, NULL, &r);
+    sched_result_free(&r);
+}
+
+static void a_run_inside_a_run_is_refused(void **state) {
+    int inner = 0;
+    sched_options o;
+    sched_result r;
+    (void)state;
+    sched_options_default(&o);
+    assert_int_equal(sched_run(&o, nested, &inner, &r), 0);
+    assert_int_equal(r.status, SCHED_OK);
+    assert_int_equal(inner, -1);
+    sched_result_free(&r);
+}
+
 static void many_runs_reuse_stacks(void **state) {
     unsigned i;
     (void)state;
@@ -485,6 +505,7 @@ int main(void) {
         cmocka_unit_test(end_process_stops_the_run),
         cmocka_unit_test(misuse_is_reported),
         cmocka_unit_test(finished_threads_give_their_stack_back_at_once),
+        cmocka_unit_test(a_run_inside_a_run_is_refused),
         cmocka_unit_test(many_runs_reuse_stacks),
         cmocka_unit_test(golden_run_is_stable_across_builds),
     };
