@@ -172,19 +172,7 @@ int sched_run(const sched_options *opt, rt_thread_fn main_fn, void *arg, sched_r
     s->next_deadline = RT_FOREVER;
     s->strategy = sched_strategy_for(s->opt.strategy);
     s->strategy->run_start(s);
-    s->outlen = 0;
-    {
-        /* the header goes first; sched_record_finish adds it if nothing else did */
-        char hdr[] = "T1:";
-        s->out = malloc(256);
-        if (s->out) {
-            memcpy(s->out, hdr, 3);
-            s->outlen = 3;
-            s->outcap = 256;
-        } else {
-            s->out_oom = true;
-        }
-    }
+    sched_record_start(s);
     sched_fiber_main(&s->main);
     t1 = sched_spawn_thread(s, "main", main_fn, arg, false);
     if (!t1) {

@@ -142,6 +142,7 @@ void sched_q_push_back(rt_thread **head, rt_thread **tail, rt_thread *);
 extern const rt_ops sched_controlled_ops;
 
 /* sched_schedule.c */
+void sched_record_start(sched *);
 void sched_record_pick_slow(sched *, uint32_t id);
 void sched_record_choose(sched *, uint32_t value);
 char *sched_record_finish(sched *);

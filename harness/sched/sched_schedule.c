@@ -74,6 +74,13 @@ static void flush_pick(sched *s) {
     s->last_run = 0;
 }
 
+void sched_record_start(sched *s) {
+    if (reserve(s, 3)) {
+        memcpy(s->out, "T1:", 3);
+        s->outlen = 3;
+    }
+}
+
 void sched_record_pick_slow(sched *s, uint32_t id) {
     flush_pick(s);
     s->last_pick = id;
