@@ -14,9 +14,9 @@
 #include "rt_sched.h"
 
 /* Thread CPU time, like sched_bench_raw_switches_per_sec: the machine is
- * shared, and a wall clock would time the neighbours.  (MSVC has no
- * clock_gettime: the performance counter there.) */
-#if defined(_MSC_VER)
+ * shared, and a wall clock would time the neighbours.  (Windows has no
+ * clock_gettime without winpthreads: the performance counter there.) */
+#if defined(_WIN32)
 #include <windows.h>
 static double seconds(void) {
     LARGE_INTEGER f, c;
