@@ -214,6 +214,34 @@ static void test_stall_modes(void **st) {
     simt_run(body_modes);
 }
 
+/* Workers that exist while the pool is severed (a minimum set afterwards)
+ * take nothing from its queue either: dispatch itself is cut. */
+static bool two_started(void *p) { return simt_pool((tph_os_pool *)p).started_workers == 2; }
+static void body_severed_workers_idle(void) {
+    memset(&g_log, 0, sizeof g_log);
+    sim_stall always = {SIM_STALL_ALWAYS, 0, 0};
+    sim_set_private_stall(always);
+    tph_os_pool *p = tph_os_pool_create();
+    sim_pool_hold_factory(p, true);
+    tph_os_wait_wait(queued_wait(p, 1), true);
+    CHECK(simt_pool(p).severed);
+    CHECK(tph_os_pool_set_min(p, 2));
+    CHECK(simt_until(two_started, p));
+    tph_os_wait *w = queued_wait(p, 2);
+    simt_settle();
+    CHECK(simt_obj(w).queued == 1 && simt_obj(w).callbacks_run == 0);
+    tph_os_env env = {p, NULL, NULL, TPH_OS_PRIORITY_NORMAL, false};
+    tph_os_work *k = tph_os_work_create(log_work_cb, (void *)(intptr_t)3, &env);
+    tph_os_work_submit(k);
+    tph_os_work_wait(k, false);
+    tph_os_wait_wait(w, false);
+    CHECK(simt_obj(w).callbacks_run == 1);
+}
+static void test_stall_severed_workers_take_nothing(void **st) {
+    (void)st;
+    simt_run(body_severed_workers_idle);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stall_severs_and_submit_releases),
@@ -223,6 +251,7 @@ int main(void) {
         cmocka_unit_test(test_stall_after_retirement),
         cmocka_unit_test(test_stall_private_pools),
         cmocka_unit_test(test_stall_modes),
+        cmocka_unit_test(test_stall_severed_workers_take_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
