@@ -45,6 +45,19 @@ def run_sweep(*args, env=None, timeout=300):
     return p.returncode, p.stdout, p.stderr
 
 
+@pytest.fixture(scope="session")
+def npm_packages():
+    """The report schema and the viewer come from npm (ci/sabotage/package.json,
+    pinned by its lock file); a fresh clone installs them here."""
+    if not (rp.SCHEMA.exists() and rp.BUNDLE.exists()):
+        if shutil.which("npm") is None:
+            pytest.fail("npm is needed for the sabotage report's schema and viewer (ci/deps.sh notes it)")
+        p = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=SAB, capture_output=True,
+                           text=True, timeout=600)
+        assert p.returncode == 0, p.stdout + p.stderr
+    return True
+
+
 @pytest.fixture(scope="module")
 def fx(tmp_path_factory):
     d = tmp_path_factory.mktemp("fixture") / "repo"
@@ -125,7 +138,7 @@ def test_timeout_kills_the_whole_process_tree(fx_run):
         os.kill(pid, 0)
 
 
-def test_report_matches_the_schema(fx_run):
+def test_report_matches_the_schema(fx_run, npm_packages):
     rep = json.loads((fx_run["outdir"] / "mutation-report.json").read_text())
     assert rp.SCHEMA.exists(), "run `npm ci` in ci/sabotage"
     assert rp.validate_report(rep) == []
@@ -139,8 +152,12 @@ def test_report_matches_the_schema(fx_run):
     assert any("thresholds" in e for e in errs) and any("line" in e for e in errs)
 
 
-def test_html_page_embeds_viewer_and_report(fx_run):
-    page = (fx_run["outdir"] / "mutation-report.html").read_text()
+def test_html_page_embeds_viewer_and_report(fx, tmp_path, npm_packages):
+    # rendered after the packages are installed, so the viewer is inlined
+    rc, out, err = run_sweep("--checkout", str(fx), "--work", str(tmp_path / "w"),
+                             "--out", str(tmp_path / "o"), "--only", "add-broken")
+    assert rc == 0, out + err
+    page = (tmp_path / "o" / "mutation-report.html").read_text()
     assert rp.BUNDLE.exists(), "run `npm ci` in ci/sabotage"
     assert "<mutation-test-report-app" in page and "customElements" in page
     assert '"add-broken"' in page and "http" not in page.split("<script>")[0]
