@@ -189,6 +189,37 @@ static void test_clock(void **st) {
     simt_run(body_clock);
 }
 
+/* A one-shot timer re-armed from its own callback fires every time: the
+ * timer service must not lose a wake-up (a native run once did, ~1 in 40,
+ * when a condvar signal coincided with a wait slice's timeout).  No overlap
+ * assertion: with due 0 the next tick may start on another thread before
+ * this callback returns, as on Windows (nothing serialises an object). */
+static void TPH_OS_CALLBACK rearm_cb(tph_os_instance *i, void *ctx, tph_os_timer *t) {
+    (void)i;
+    simt_counter *c = (simt_counter *)ctx;
+    uint32_t n = tph_os_fetch_add32(&c->n, 1) + 1;
+    if (n < 60) {
+        int64_t due = -(int64_t)(n % 3) * (int64_t)SIM_MS; /* 0, 1 or 2 ms */
+        tph_os_timer_set(t, &due, 0, n % 2);
+    }
+}
+static void body_rearm(void) {
+    memset(&g_count, 0, sizeof g_count);
+    tph_os_pool *p = tph_os_pool_create();
+    tph_os_pool_set_max(p, 4);
+    tph_os_env env = {p, NULL, NULL, TPH_OS_PRIORITY_NORMAL, false};
+    tph_os_timer *t = tph_os_timer_create(rearm_cb, &g_count, &env);
+    int64_t due = -(int64_t)SIM_MS;
+    tph_os_timer_set(t, &due, 0, 0);
+    CHECK(simt_counter_reaches(&g_count, 60));
+    tph_os_timer_wait(t, false);
+    CHECK(!tph_os_timer_is_set(t));
+}
+static void test_timer_rearm_from_callback(void **st) {
+    (void)st;
+    for (int i = 0; i < 20; i++) simt_run(body_rearm);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_timer_one_shot_window),
@@ -197,6 +228,7 @@ int main(void) {
         cmocka_unit_test(test_timer_disarm_drops_when_configured),
         cmocka_unit_test(test_timer_cancel_keeps_timer_set),
         cmocka_unit_test(test_timer_periodic_overlap),
+        cmocka_unit_test(test_timer_rearm_from_callback),
         cmocka_unit_test(test_timer_close),
         cmocka_unit_test(test_clock),
     };
