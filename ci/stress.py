@@ -263,6 +263,11 @@ class Run:
                                               b.strategy, b.depth, pct_steps, json_out=False))}
         if f.get("schedule"):
             entry["schedule"] = f["schedule"]
+        if "j" in f:  # the same run as its batch made it: seed splitmix64(base + j)
+            entry["batch_replay"] = " ".join(
+                [self.rel_exe(b.scenario)] +
+                H.batch_cmd("", b, 1, 0, pct_steps)[1:]).replace(
+                "--max-ms 0", f"--first {f['j']}")
         if b.mode == "native":
             entry["reproduction"] = self.reproduce(b.scenario, seed)
         self.add_failure(entry)
@@ -440,6 +445,8 @@ def failure_text(e: dict, master: int) -> str:
     lines += [f"seed:      {e['seed']}", f"status:    {e['status']}",
               f"reason:    {e['reason']}", f"master:    {master} (batch {e.get('batch')})", "",
               "replay:", f"  {e['replay']}"]
+    if e.get("batch_replay"):
+        lines += ["the same run inside its batch:", f"  {e['batch_replay']}"]
     rep = e.get("reproduction")
     if rep is not None:
         lines += ["", "controlled re-run from the same seed: " +

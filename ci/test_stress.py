@@ -207,6 +207,7 @@ def test_controlled_failure_writes_a_file_with_its_replay_and_exits_1(fake):
     text = (fake["tmp"] / f[0]["file"]).read_text() if not os.path.isabs(f[0]["file"]) \
         else pathlib.Path(f[0]["file"]).read_text()
     assert f"--seed {f[0]['seed']}" in text and " run " in text and "fake deadlock" in text
+    assert f"--base 0x{base:016x} --count 1 --first 5" in text
     assert "replay:" in p.stderr and "FAILED" in p.stderr
 
 
