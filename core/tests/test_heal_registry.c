@@ -239,6 +239,66 @@ static void test_untracked_cancel(void **state) {
     tph_test_run_both(body_untracked, NULL, NULL, 2);
 }
 
+/* The same through the public objects: the repair work for a pool fails at
+ * the wait's creation (the wait itself is still made), and the wait's
+ * cancellation registers the pool after all -- or, when that fails too,
+ * reports it untracked and leaves nothing marked. */
+static void wait_noop(tph_wait *w, void *ctx, tph_wait_result r) {
+    (void)w;
+    (void)ctx;
+    (void)r;
+}
+
+typedef struct object_retry_case {
+    bool retry_fails;
+} object_retry_case;
+
+static void body_object_retry(void *ctx) {
+    object_retry_case *oc = (object_retry_case *)ctx;
+    tph_pool *pool = NULL;
+    tph_handle *ev = NULL;
+    tph_wait *w = NULL;
+    tph_env env;
+    tph_heal_entry_info info;
+    uintptr_t key;
+    TPH_CHECK(tph_pool_create(&pool) == TPH_OK);
+    key = tph_pool_key(pool);
+    fail_work_create_for(key, oc->retry_fails);
+    TPH_CHECK(tph_event_create(&ev, true, false) == TPH_OK);
+    tph_env_init(&env);
+    TPH_CHECK(tph_env_set_pool(&env, pool) == TPH_OK);
+    TPH_CHECK(tph_wait_create(&w, ev, wait_noop, NULL, &env) == TPH_OK);
+    TPH_CHECK_EQ(tph_test_event_count("register-failed", key), 1);
+    TPH_CHECK(!entry_of(key, &info));
+    TPH_CHECK(tph_wait_arm(w, TPH_WAIT_FOREVER) == TPH_OK);
+    tph_test_sleep(TPH_TEST_TICK);
+    TPH_CHECK(tph_wait_try_cancel_pending(w) == TPH_OK);
+    if (oc->retry_fails) {
+        TPH_CHECK_EQ(tph_test_event_count("cancel-untracked", key), 1);
+        TPH_CHECK(!entry_of(key, &info));
+        TPH_CHECK_EQ(tph_test_event_count("cancelled", key), 0);
+    } else {
+        TPH_CHECK_EQ(tph_test_event_count("cancel-untracked", key), 0);
+        TPH_CHECK(entry_of(key, &info));
+        TPH_CHECK(info.last_cancelled != 0);
+    }
+    TPH_CHECK(tph_wait_close(w) == TPH_OK);
+    tph_handle_close(ev);
+    tph_pool_close(pool);
+}
+
+static void test_object_reregisters_at_cancel(void **state) {
+    object_retry_case oc = {false};
+    (void)state;
+    tph_test_run_both(body_object_retry, &oc, NULL, 2);
+}
+
+static void test_object_untracked_when_retry_fails(void **state) {
+    object_retry_case oc = {true};
+    (void)state;
+    tph_test_run_both(body_object_retry, &oc, NULL, 2);
+}
+
 /* A claim that holds an entry marks it without any retry. */
 static void body_claimed_marks(void *ctx) {
     tph_test_blocker b;
@@ -390,6 +450,8 @@ int main(void) {
         cmocka_unit_test(test_outstanding_keeps_entry_at_release),
         cmocka_unit_test(test_reregister_at_cancel),
         cmocka_unit_test(test_untracked_cancel),
+        cmocka_unit_test(test_object_reregisters_at_cancel),
+        cmocka_unit_test(test_object_untracked_when_retry_fails),
         cmocka_unit_test(test_claimed_marks),
         cmocka_unit_test(test_group_cancelling_release_marks),
         cmocka_unit_test(test_group_draining_release_does_not_mark),
