@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import pathlib
-import resource
 import sys
 import threading
 import time
@@ -90,7 +89,7 @@ class Run:
         self.harness_rel = rel(self.harness)
         # Scenarios that say `build fail-fast` run on the sibling executable
         # built with TPHEAL_FAIL_FAST; the harness says so with exit status 4.
-        self.sibling = self.harness.with_name("tpheal-harness-failfast")
+        self.sibling = self.harness.with_name("tpheal-harness-failfast" + self.harness.suffix)
         self.exe: dict = {}
         self.shard = P.parse_shard(args.shard)
         self.master = P.parse_seed(args.seed) if args.seed else P.clock_master_seed()
@@ -431,7 +430,12 @@ class Run:
 
 def children_cpu() -> float:
     """CPU seconds (user + system) of the finished harness processes: the
-    rate per CPU second does not depend on what else the machine runs."""
+    rate per CPU second does not depend on what else the machine runs.
+    0 where there is no getrusage (Windows): the rate is then not given."""
+    try:
+        import resource
+    except ImportError:
+        return 0.0
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
 

@@ -45,8 +45,9 @@ def sanitizer_env(base: dict | None = None) -> dict:
 
 
 def find_harness(build: pathlib.Path) -> pathlib.Path | None:
+    exe = "" if POSIX else ".exe"
     for rel in ("harness/scenario/tpheal-harness", "harness/tpheal-harness", "tpheal-harness"):
-        p = build / rel
+        p = build / (rel + exe)
         if p.is_file() and os.access(p, os.X_OK):
             return p
     return None
@@ -71,22 +72,32 @@ def _sanitizer_line(text: str) -> str:
     return ""
 
 
+POSIX = os.name == "posix"
+
+
+def _kill(proc, sig):
+    try:
+        if POSIX:
+            os.killpg(proc.pid, sig)
+        else:
+            proc.kill()
+    except ProcessLookupError:
+        pass
+
+
 def call(cmd: list[str], timeout: float, env: dict) -> Outcome:
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env=env, start_new_session=True)
+                            env=env, start_new_session=POSIX)
     try:
         out, err = proc.communicate(timeout=timeout)
         rc = proc.returncode
     except subprocess.TimeoutExpired:
         # SIGABRT first: the harness's handler prints which run it was in.
         try:
-            os.killpg(proc.pid, signal.SIGABRT)
+            _kill(proc, signal.SIGABRT if POSIX else None)
             out, err = proc.communicate(timeout=5)
-        except (subprocess.TimeoutExpired, ProcessLookupError):
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        except subprocess.TimeoutExpired:
+            _kill(proc, signal.SIGKILL if POSIX else None)
             out, err = proc.communicate()
         rc = None
     out_s = out.decode("utf-8", "replace")
