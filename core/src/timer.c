@@ -5,7 +5,16 @@
  * another thread while this one is still running.  So an arm requested while
  * a callback is running is kept, and the trampoline applies the latest one
  * after the user function returns.  (Periodic timers are the other file:
- * their ticks may overlap by contract.) */
+ * their ticks may overlap by contract.)
+ *
+ * A disarm must also keep a tick that is already queued from reaching the
+ * user.  The native disarm does not: SetThreadpoolTimer(t, NULL, ...) only
+ * stops *new* ticks, and one already queued still runs -- Microsoft documents
+ * it and Wine 8.0 does it (conformance case timer.disarm_keeps_queued_tick).
+ * Cancelling it natively would mean WaitForThreadpoolTimerCallbacks(TRUE),
+ * which also waits for a running callback and so deadlocks when the disarm
+ * comes from that callback.  Instead the timer remembers whether it is armed,
+ * and the trampoline swallows a tick that arrives while it is not. */
 #include <tpheal/timer.h>
 
 #include "object.h"
@@ -17,6 +26,7 @@ struct tph_timer {
     tph_timer_fn fn;
     /* Under base.lock. */
     uint32_t running;     /* callbacks inside the user function */
+    bool armed;           /* an arming not yet consumed by a tick or a disarm */
     bool pending;         /* an arm requested while one was running */
     int64_t pending_due;  /* FILETIME convention of tph_os_timer_set */
     uint32_t pending_window;
@@ -34,6 +44,13 @@ static void TPH_OS_CALLBACK timer_trampoline(tph_os_instance *inst, void *ctx, t
     (void)inst;
     (void)os;
     tph_os_mutex_lock(&t->base.lock);
+    if (!t->armed) {
+        /* Queued before a disarm: the disarm's promise is that it never runs. */
+        TPH_TRACE("timer", "stale-tick-dropped", (uintptr_t)t->os, 0);
+        tph_os_mutex_unlock(&t->base.lock);
+        return;
+    }
+    t->armed = false; /* one-shot: this tick consumes the arming */
     t->running++;
     tph_os_mutex_unlock(&t->base.lock);
 
@@ -44,7 +61,10 @@ static void TPH_OS_CALLBACK timer_trampoline(tph_os_instance *inst, void *ctx, t
     if (t->running == 0 && t->pending) {
         t->pending = false;
         /* A stop or close that began meanwhile wins over a re-arm. */
-        if (t->base.stopping == 0) native_set(t, &t->pending_due, t->pending_window);
+        if (t->base.stopping == 0) {
+            t->armed = true;
+            native_set(t, &t->pending_due, t->pending_window);
+        }
     }
     tph_os_mutex_unlock(&t->base.lock);
 }
@@ -60,6 +80,7 @@ tph_err tph_timer_create(tph_timer **out, tph_timer_fn fn, void *ctx, const tph_
     tph_object_init(&t->base, "timer", ctx);
     t->fn = fn;
     t->running = 0;
+    t->armed = false;
     t->pending = false;
     t->pending_due = 0;
     t->pending_window = 0;
@@ -83,6 +104,7 @@ static tph_err arm(tph_timer *t, int64_t due, uint32_t window_ms) {
         t->pending_due = due;
         t->pending_window = window_ms;
     } else {
+        t->armed = true;
         native_set(t, &due, window_ms);
     }
     tph_object_arm_end(&t->base);
@@ -102,7 +124,7 @@ tph_err tph_timer_set_at(tph_timer *t, uint64_t at_filetime, uint32_t window_ms)
 
 static void disarm_locked(tph_timer *t) {
     t->pending = false;
-    /* NULL also discards a tick that is queued and not yet running. */
+    t->armed = false; /* a tick already queued is swallowed by the trampoline */
     native_set(t, NULL, 0);
 }
 

@@ -12,6 +12,8 @@ tph_err tph_periodic_create(tph_periodic **out, uint64_t period_ms, tph_periodic
 tph_err tph_periodic_start(tph_periodic *);                       /* first tick after one period */
 tph_err tph_periodic_start_after(tph_periodic *, uint64_t due_ms);
 tph_err tph_periodic_start_with_window(tph_periodic *, uint64_t due_ms, uint32_t window_ms);
+/* Stops future ticks.  As with the native call, a tick already queued still
+ * runs; stop_and_drain waits for it. */
 tph_err tph_periodic_stop(tph_periodic *);
 bool tph_periodic_is_running(tph_periodic *);
 tph_err tph_periodic_wait(tph_periodic *);

@@ -11,7 +11,9 @@ tph_err tph_timer_create(tph_timer **out, tph_timer_fn, void *ctx, const tph_env
 tph_err tph_timer_set_after(tph_timer *, uint64_t delay_ms, uint32_t window_ms);
 /* at: absolute system time (FILETIME, 100 ns units since 1601). */
 tph_err tph_timer_set_at(tph_timer *, uint64_t at_filetime, uint32_t window_ms);
-/* Disarming discards a tick that is queued and not yet running. */
+/* After a disarm returns, no callback of the disarmed arming starts: a tick
+ * already queued is swallowed (the native disarm would let it run).  A
+ * callback already running finishes; tph_timer_wait waits for it. */
 tph_err tph_timer_disarm(tph_timer *);
 bool tph_timer_is_set(tph_timer *);
 tph_err tph_timer_wait(tph_timer *);
