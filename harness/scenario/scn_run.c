@@ -67,6 +67,11 @@ typedef struct run_state {
     size_t npoints;
     uintptr_t healer_key;
     bool healer_key_known;
+    /* per pool (first 64): position in the trace stream of the last
+     * cancellation and the last repair start -- the true order, which the
+     * stamps cannot give within one clock tick */
+    uint64_t last_cancel_at[64], last_start_at[64];
+    uint64_t tolerated_unhealed;  /* pools whose entry may outlive their objects */
     /* trace tail ring */
     tail_rec tail[TRACE_TAIL];
     uint64_t tail_n;
@@ -159,6 +164,10 @@ static void hook(const tph_trace_record *rec, void *ctx) {
     if (pt < 0) {
         rt_lock_release(&R.lock);
         return;
+    }
+    if (pool >= 0 && pool < 64) {
+        if (strcmp(rec->event, "cancelled") == 0) R.last_cancel_at[pool] = R.tail_n;
+        else if (strcmp(rec->event, "repair-started") == 0) R.last_start_at[pool] = R.tail_n;
     }
     if (strcmp(rec->event, "healer-started") == 0) {
         R.healer_key = (uintptr_t)rec->a;
@@ -660,6 +669,19 @@ static bool setup(void) {
 
 static void settle(uint64_t d) { rt_sleep_until(rt_now() + d); }
 
+/* The one unhealed state the library leaves behind by design.  When the healer
+ * cannot start, the cancelling thread submits the repair itself; if that
+ * repair starts in the cancellation's own 15.625 ms clock tick the stamps are
+ * equal, which reads as unhealed (a dispatch in the same tick might have come
+ * first), and with no healer nothing looks again until the next cancellation
+ * retries the start (docs/architecture.md, "same-tick inline repair").  The
+ * pool *was* repaired: the trace shows the repair starting after the
+ * cancellation.  Anything else unhealed is a failure. */
+static bool same_tick_inline_repair(int p, const tph_heal_entry_info *e) {
+    return p >= 0 && p < 64 && !tph_heal_healer_running() && e->last_started == e->last_cancelled &&
+           e->outstanding == 0 && R.last_start_at[p] > R.last_cancel_at[p];
+}
+
 static void oracles_at_quiescence(void) {
     const scn_scenario *s = R.s;
     tph_heal_entry_info info[64];
@@ -671,6 +693,10 @@ static void oracles_at_quiescence(void) {
         int p = pool_index_of_key(info[i].key);
         const char *name = p >= 0 ? s->pools[p].name : (R.healer_key_known && info[i].key == R.healer_key)
                                                          ? "(healer pool)" : "(unnamed pool)";
+        if (info[i].unhealed && same_tick_inline_repair(p, &info[i])) {
+            R.tolerated_unhealed |= 1ull << p;
+            continue;
+        }
         if (info[i].unhealed && !(p >= 0 && (s->allow_unhealed >> p) & 1))
             failf("oracle: pool %s was cancelled and no repair started after its last cancellation", name);
         if (info[i].outstanding != 0 && s->outcome == SCN_OUTCOME_NORMAL)
@@ -741,7 +767,7 @@ static void oracles_after_teardown(void) {
         int p;
         if (R.healer_key_known && info[i].key == R.healer_key) continue;
         p = pool_index_of_key(info[i].key);
-        if (p >= 0 && (s->allow_unhealed >> p) & 1) continue;
+        if (p >= 0 && (((s->allow_unhealed | R.tolerated_unhealed) >> p) & 1)) continue;
         failf("oracle: registry entry for pool %s remains after every object was closed "
               "(objects %llu, outstanding %u, unhealed %d)",
               p >= 0 ? s->pools[p].name : "(unnamed)", (unsigned long long)info[i].objects,
@@ -948,7 +974,9 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
         break;
     default:
         if (ended) scn_text_printf(&f, "the process was ended: %s\n", reason);
-        if (deadlocked) scn_text_printf(&f, "deadlock\n");
+        if (deadlocked)
+            scn_text_printf(&f, "%s\nblocked threads:\n%s", reason,
+                            out->blocked_report ? out->blocked_report : "(none reported)\n");
         break;
     }
     if (s->outcome != SCN_OUTCOME_MISUSE && R.misuse.s) scn_text_printf(&f, "the sim reported misuse:\n%s", R.misuse.s);

@@ -53,6 +53,10 @@ bool stress_run_one(const scn_scenario *scn, const stress_run_cfg *cfg, stress_r
         copy_text(out->status, sizeof out->status, sched_status_name((sched_status)r.status));
     else
         copy_text(out->status, sizeof out->status, "oracle");
+    out->deadlock_in_scenario_wait =
+        !r.passed && r.status == SCHED_DEADLOCK && r.blocked_report &&
+        (strstr(r.blocked_report, "scenario await") || strstr(r.blocked_report, "scenario hold")) &&
+        !strstr(r.blocked_report, "wants lock");
     if (!r.passed) {
         first_line(out->reason, sizeof out->reason, r.failures);
         if (cfg->want_schedule && r.schedule) {

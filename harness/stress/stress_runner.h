@@ -31,6 +31,12 @@ typedef struct stress_run_out {
     uint64_t steps;           /* scheduling points (controlled) */
     uint64_t choice_points;   /* points with more than one runnable thread */
     uint64_t interleaving_hash;
+    /* A deadlock in which the scenario's own threads are stuck in an `await`
+     * or a `hold ... until` (and none wants a lock): the scenario waited for a
+     * trace point that an injected fault legitimately removed (healer-tick
+     * when the healer could not start; a second cancellation by the very
+     * thread the hold parked).  The fault loop accepts it; nothing else does. */
+    bool deadlock_in_scenario_wait;
 } stress_run_out;
 
 /* Runs `scn` once.  Returns false when the run could not happen at all
