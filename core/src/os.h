@@ -92,7 +92,8 @@ void tph_os_wait_close(tph_os_wait *);
 
 /* ---- timers --------------------------------------------------------------- */
 tph_os_timer *tph_os_timer_create(tph_os_timer_cb, void *ctx, const tph_os_env *);
-/* due == NULL disarms (and discards a queued tick).  *due follows FILETIME:
+/* due == NULL disarms: no new ticks; a tick already queued still runs (as the
+ * SetThreadpoolTimer documentation says and Wine 8.0 does).  *due follows FILETIME:
  * negative = relative, in 100 ns units; positive = absolute system time in
  * 100 ns units (tph_os_system_time's clock); 0 = now. */
 void tph_os_timer_set(tph_os_timer *, const int64_t *due, uint32_t period_ms, uint32_t window_ms);
