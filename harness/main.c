@@ -14,10 +14,17 @@
  * A scenario that says `build fail-fast` needs the core built with
  * TPHEAL_FAIL_FAST; this binary hands it to its sibling
  * tpheal-harness-failfast (same directory) with the same options. */
+#ifndef _WIN32
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef _WIN32
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+#endif
 
 #include <tpheal/config.h>
 
@@ -57,10 +64,21 @@ typedef struct options {
 
 static const char *argv0;
 
+/* Monotonic seconds, for the rate figures only (nothing a run decides or
+ * prints as its outcome depends on it).  Not timespec_get: Debian's mingw-w64
+ * msvcrt headers declare neither it nor TIME_UTC; nor clock_gettime there,
+ * which would drag in winpthreads. */
 static double wall_seconds(void) {
+#ifdef _WIN32
+    LARGE_INTEGER f, c;
+    QueryPerformanceFrequency(&f);
+    QueryPerformanceCounter(&c);
+    return (double)c.QuadPart / (double)f.QuadPart;
+#else
     struct timespec ts;
-    timespec_get(&ts, TIME_UTC);
+    clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+#endif
 }
 
 static int usage(const char *why) {
@@ -474,9 +492,9 @@ static int cmd_replay(int argc, char **argv) {
 
 #ifndef _WIN32
 #include <dirent.h>
-#endif
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+#endif
 
 static void list_scenarios(const char *dir) {
 #ifndef _WIN32
