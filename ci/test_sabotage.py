@@ -5,6 +5,7 @@ the real sabotage.json, so `pytest ci/test_sabotage.py -k NAME` runs one.
 The real entries are run together by one sweep over whichever of them pytest
 selected (two in parallel, as `make sabotage` does); each case then asserts
 its own entry behaved as declared, with the transcript in the message."""
+import hashlib
 import json
 import os
 import pathlib
@@ -325,9 +326,17 @@ def real_sweep(request, tmp_path_factory):
                                                       str(REPO / "build-sabotage"))]
     for n in names:
         args += ["--only", n]
-    before = tree_state(REPO)
+    # The files the selected entries patch (and the manifest): in a shared
+    # working tree other people's edits would make a whole-tree comparison
+    # fail for reasons that are not the sweep's; the fixture tests compare
+    # the whole tree of a repository nobody else touches.
+    watched = [REAL] + [REPO / e.file for e in real_entries() if e.name in names or not names]
+
+    def state():
+        return [hashlib.sha256(p.read_bytes()).hexdigest() if p.exists() else None for p in watched]
+    before = state()
     rc, stdout, stderr = run_sweep(*args, timeout=1800)
-    after = tree_state(REPO)
+    after = state()
     res = out / "results.json"
     results = {r["name"]: r for r in json.loads(res.read_text())} if res.exists() else {}
     return dict(rc=rc, out=stdout, err=stderr, results=results, dir=out,

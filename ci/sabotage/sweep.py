@@ -847,8 +847,11 @@ def main(argv=None):
         if a.jobs < 1:
             raise Bad("sweep: --jobs must be at least 1")
         if a.list:
-            for e in entries:
-                print(f"{e.name}\t{e.expect}\t{e.file}")
+            try:
+                for e in entries:
+                    print(f"{e.name}\t{e.expect}\t{e.file}")
+            except BrokenPipeError:  # `--list | head`
+                sys.stdout = open(os.devnull, "w")
             return 0
         if a.check:
             stale = []
