@@ -6,7 +6,7 @@
 #   ci/deps.sh windows    + the mingw-w64 / wine toolchain
 set -euo pipefail
 pkgs=(cmake make gcc clang libclang-rt-14-dev libcmocka-dev pkg-config
-      python3 python3-pytest python3-pytest-xdist python3-pytest-timeout git)
+      python3 python3-pytest python3-pytest-xdist python3-pytest-timeout git ccache)
 if [[ "${1:-}" == windows || "${1:-}" == all ]]; then
   pkgs+=(gcc-mingw-w64-x86-64 wine wine64 dpkg-dev)
 fi
