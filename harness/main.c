@@ -30,6 +30,7 @@
 
 #include "rt_sched.h"
 #include "scn_ast.h"
+#include "scn_bench.h"
 #include "scn_run.h"
 #include "scn_text.h"
 #include "stress.h" /* stress-batch, stress-faultloop: harness/stress/ (ci/stress.py) */
@@ -260,10 +261,36 @@ static int run_sibling(int argc, char **argv, const char *file) {
 
 #define FULL_REPORTS 3
 
+#define DISTINCT_CAP 4096u /* interleavings remembered per scenario (a power of two) */
+
 typedef struct tally {
     uint64_t runs, failures, steps;
     double seconds;
+    /* distinct interleaving hashes seen (open addressing; 0 marks empty, so a
+     * hash of 0 is stored as 1): a scenario whose seeds all produce one
+     * interleaving is not being raced at all -- the verdict a broken
+     * scheduler (one that never preempts) must get */
+    uint64_t *seen;
+    uint64_t distinct;
 } tally;
+
+static void note_interleaving(tally *t, uint64_t h) {
+    uint64_t i;
+    if (!t->seen) t->seen = calloc(DISTINCT_CAP, sizeof *t->seen);
+    if (!t->seen || t->distinct >= DISTINCT_CAP / 2) return;
+    if (h == 0) h = 1;
+    for (i = h & (DISTINCT_CAP - 1);; i = (i + 1) & (DISTINCT_CAP - 1)) {
+        if (t->seen[i] == h) return;
+        if (t->seen[i] == 0) {
+            t->seen[i] = h;
+            t->distinct++;
+            return;
+        }
+    }
+}
+
+/* Runs below this many seeds are too few to call a scenario unexercised. */
+#define NOT_EXERCISED_MIN_RUNS 20
 
 static bool same_failure(const scn_run_out *a, const scn_run_out *b) {
     if (a->status != b->status) return false;
@@ -291,6 +318,7 @@ static int run_one_seed(const scn_scenario *s, const options *o, int strategy, u
     }
     t->runs++;
     t->steps += r.steps;
+    note_interleaving(t, r.interleaving_hash);
     if (r.choice_points > *max_choice) *max_choice = r.choice_points;
     if (!r.passed) {
         const char *verdict = NULL;
@@ -410,23 +438,31 @@ static int cmd_run(int argc, char **argv) {
             }
         }
         t.seconds = wall_seconds() - t0;
-        if (t.failures && rc < 1) rc = 1;
+        bool unexercised = !o.native && !o.schedule && t.runs >= NOT_EXERCISED_MIN_RUNS && t.distinct == 1;
+        if (unexercised)
+            printf("NOT-EXERCISED %s: all %llu runs produced one interleaving: the scheduler is not racing "
+                   "this scenario's threads\n",
+                   s->path, (unsigned long long)t.runs);
+        if ((t.failures || unexercised) && rc < 1) rc = 1;
         if (o.json) {
             printf("{\"scenario\":");
             json_string(s->path);
             printf(",\"purpose\":");
             json_string(s->purpose);
             printf(",\"build\":\"%s\",\"runs\":%llu,\"failures\":%llu,\"steps\":%llu,\"max_choice_points\":%llu,"
-                   "\"seconds\":%.3f,\"schedules_per_sec\":%.1f}\n",
+                   "\"seconds\":%.3f,\"schedules_per_sec\":%.1f,\"distinct_interleavings\":%llu,"
+                   "\"exercised\":%s}\n",
                    BUILD_KIND, (unsigned long long)t.runs, (unsigned long long)t.failures,
                    (unsigned long long)t.steps, (unsigned long long)max_choice, t.seconds,
-                   t.seconds > 0 ? (double)t.runs / t.seconds : 0.0);
+                   t.seconds > 0 ? (double)t.runs / t.seconds : 0.0, (unsigned long long)t.distinct,
+                   unexercised ? "false" : "true");
         } else {
-            printf("%s %s  runs=%llu failures=%llu schedules/s=%.1f steps/run=%.0f\n", t.failures ? "FAIL" : "PASS",
-                   s->path, (unsigned long long)t.runs, (unsigned long long)t.failures,
-                   t.seconds > 0 ? (double)t.runs / t.seconds : 0.0,
-                   t.runs ? (double)t.steps / (double)t.runs : 0.0);
+            printf("%s %s  runs=%llu failures=%llu schedules/s=%.1f steps/run=%.0f interleavings=%llu\n",
+                   t.failures || unexercised ? "FAIL" : "PASS", s->path, (unsigned long long)t.runs,
+                   (unsigned long long)t.failures, t.seconds > 0 ? (double)t.runs / t.seconds : 0.0,
+                   t.runs ? (double)t.steps / (double)t.runs : 0.0, (unsigned long long)t.distinct);
         }
+        free(t.seen);
         fflush(stdout);
     }
     for (i = 0; i < nfiles; i++) scn_free(scns[i]);
@@ -563,61 +599,11 @@ static int cmd_list(int argc, char **argv) {
 
 /* ---- bench ------------------------------------------------------------------------- */
 
-/* The reference scenario: three threads race a cancellation, a tick and a
- * retirement on the default pool; a few hundred scheduling points a run. */
-static const char bench_scenario[] =
-    "# purpose: bench reference: a cancellation, a tick and a retirement racing\n"
-    "event E manual\n"
-    "wait X event E\n"
-    "work W\n"
-    "thread canceller\n"
-    "  arm X\n"
-    "  signal E\n"
-    "  try_cancel_pending X\n"
-    "  submit W\n"
-    "end\n"
-    "thread ticker\n"
-    "  tick\n"
-    "  tick\n"
-    "end\n"
-    "thread retirer\n"
-    "  retire_idle\n"
-    "  sleep 1ms\n"
-    "  retire_idle\n"
-    "end\n";
-
 static int cmd_bench(int argc, char **argv) {
-    uint64_t n = 200, i, steps = 0, failures = 0;
-    scn_error e;
-    scn_scenario *s;
-    double t0, secs, raw;
-    if (argc > 3 && strcmp(argv[2], "--seeds") == 0 && !parse_u64(argv[3], &n)) return usage("--seeds needs a number");
-    s = scn_parse("bench", bench_scenario, sizeof bench_scenario - 1, &e);
-    if (!s) { print_parse_error("bench", &e); return 2; }
-    t0 = wall_seconds();
-    for (i = 0; i < n; i++) {
-        scn_run_opts ro;
-        scn_run_out r;
-        memset(&ro, 0, sizeof ro);
-        ro.seed = i;
-        ro.strategy = (int)(i & 1);
-        ro.depth = 3;
-        if (scn_run(s, &ro, &r) == 0) {
-            steps += r.steps;
-            if (!r.passed) failures++;
-        }
-        scn_run_out_free(&r);
-    }
-    secs = wall_seconds() - t0;
-    raw = sched_bench_raw_switches_per_sec(2000000);
-    printf("bench: %llu runs in %.3f s (%llu failed)\n", (unsigned long long)n, secs, (unsigned long long)failures);
-    printf("  schedules/s:            %.1f\n", secs > 0 ? (double)n / secs : 0.0);
-    printf("  scheduling points/run:  %.1f\n", n ? (double)steps / (double)n : 0.0);
-    printf("  scheduling points/s:    %.0f\n", secs > 0 ? (double)steps / secs : 0.0);
-    printf("  raw fiber switches/s:   %.0f\n", raw);
-    printf("  points/s : raw switches/s = 1 : %.1f\n", steps && secs > 0 ? raw / ((double)steps / secs) : 0.0);
-    scn_free(s);
-    return failures ? 1 : 0;
+    uint64_t n = SCN_BENCH_DEFAULT_SEEDS;
+    if (argc > 2 && (argc != 4 || strcmp(argv[2], "--seeds") != 0 || !parse_u64(argv[3], &n) || n == 0))
+        return usage("bench takes only --seeds N (N > 0)");
+    return scn_bench_main(n);
 }
 
 int main(int argc, char **argv) {

@@ -952,6 +952,7 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
         out->steps = sr.steps;
         out->choice_points = sr.choice_points;
         out->interleaving_hash = sr.interleaving_hash;
+        out->fibers_peak = sr.fibers_peak;
         if (sr.status != SCHED_OK && sr.status != SCHED_PROCESS_ENDED && sr.status != SCHED_DEADLOCK)
             scn_text_printf(&f, "run: %s: %s\n", sched_status_name(sr.status), sr.reason);
         sched_result_free(&sr);

@@ -29,6 +29,7 @@ typedef struct scn_run_out {
     char *misuse;            /* the sim's misuse reports */
     char *faults;            /* which of the scenario's faults fired (runs that finished) */
     uint64_t steps, choice_points, interleaving_hash;
+    uint32_t fibers_peak;    /* most fibers alive at once (controlled runs) */
 } scn_run_out;
 
 int scn_run(const scn_scenario *, const scn_run_opts *, scn_run_out *);
