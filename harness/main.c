@@ -311,6 +311,7 @@ static int run_one_seed(const scn_scenario *s, const options *o, int strategy, u
     ro.pct_steps = o->pct_steps;
     ro.native = o->native;
     ro.schedule = o->schedule;
+    ro.tail_on_failure = true; /* only failure reports print it */
     if (scn_run(s, &ro, &r) != 0) {
         fprintf(stderr, "tpheal-harness: %s\n", r.failures ? r.failures : "run could not start");
         scn_run_out_free(&r);
@@ -383,6 +384,7 @@ static uint64_t pct_steps_for(const scn_scenario *s) {
     scn_run_out r;
     uint64_t k = 0;
     memset(&ro, 0, sizeof ro);
+    ro.tail_on_failure = true;
     if (scn_run(s, &ro, &r) == 0) k = r.choice_points;
     scn_run_out_free(&r);
     return k > 0 ? k : 1;

@@ -129,6 +129,7 @@ static void run_seeds(const scn_scenario *s, uint64_t n, bench_tally *t) {
         ro.seed = i;
         ro.strategy = (int)(i & 1); /* random and PCT alternately */
         ro.depth = 3;
+        ro.tail_on_failure = true;
         if (scn_run(s, &ro, &r) == 0) {
             t->runs++;
             t->steps += r.steps;

@@ -984,11 +984,11 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
     /* oracle failures only count for runs that reached their end */
     if (R.fail.s && !ended && !deadlocked) scn_text_printf(&f, "%s", R.fail.s);
     if (R.fail.s && (ended || deadlocked) && s->outcome == SCN_OUTCOME_NORMAL) scn_text_printf(&f, "%s", R.fail.s);
-    out->trace_tail = format_tail();
     out->misuse = scn_text_take(&R.misuse);
     out->faults = scn_text_take(&R.faults);
     out->failures = scn_text_take(&f);
     out->passed = out->failures == NULL;
+    if (!out->passed || !o->tail_on_failure) out->trace_tail = format_tail();
     if (sim_process_active()) sim_process_end();
     tph_process_state_reset();
     free_state();

@@ -16,6 +16,10 @@ typedef struct scn_run_opts {
     uint64_t pct_steps;  /* PCT k (0 = the scheduler's default) */
     const char *schedule;/* replay string, or NULL */
     bool native;         /* free-running mode on OS threads */
+    bool tail_on_failure;/* leave trace_tail NULL on a passing run: formatting the
+                            last 40 records was 68% of a passing bench run's
+                            instructions (callgrind), and `run` prints it only
+                            in failure reports */
 } scn_run_opts;
 
 typedef struct scn_run_out {

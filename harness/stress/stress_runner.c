@@ -34,6 +34,7 @@ bool stress_run_one(const scn_scenario *scn, const stress_run_cfg *cfg, stress_r
     o.depth = cfg->depth;
     o.pct_steps = cfg->pct_steps;
     o.native = cfg->mode == STRESS_NATIVE;
+    o.tail_on_failure = !cfg->want_report; /* the tail is copied out below only then */
     scn_run_out r;
     memset(&r, 0, sizeof r);
     scn_run(scn, &o, &r);
