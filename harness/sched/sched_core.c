@@ -196,7 +196,13 @@ rt_thread *sched_spawn_thread(sched *s, const char *name, rt_thread_fn fn, void 
     t->runnable_at = SCHED_NONE;
     t->timed_at = SCHED_NONE;
     t->deadline = RT_FOREVER;
-    snprintf(t->name, sizeof t->name, "%s", name ? name : "");
+    /* A bounded copy (t is zeroed, so the name stays terminated), not
+     * snprintf: that was half of a spawn's instructions and 3.7% of a
+     * scenario run's (callgrind, tpheal-harness bench). */
+    if (name) {
+        size_t n;
+        for (n = 0; n + 1 < sizeof t->name && name[n]; n++) t->name[n] = name[n];
+    }
     s->threads[t->id - 1] = t;
     s->strategy->thread_spawned(s, t);
     sched_make_runnable(s, t);
