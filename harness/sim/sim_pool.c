@@ -414,7 +414,7 @@ void sim_pool_hold_factory(tph_os_pool *ph, bool hold) {
 void sim_pool_retire_idle_workers(tph_os_pool *ph) {
     sim_need_process("sim_pool_retire_idle_workers");
     sim_lock();
-    sim_obj *p = sim_obj_from_handle(ph, SIM_OBJ_POOL);
+    sim_obj *p = ph ? sim_obj_from_handle(ph, SIM_OBJ_POOL) : P->default_pool; /* NULL: the default pool (sim.h) */
     if (p) {
         sim_worker *w = p->workers;
         while (w && p->nworkers > p->min_threads) {
