@@ -95,11 +95,26 @@ sim_config sim_config_default(void) {
     return c;
 }
 
+/* A program linking the non-Windows build of tpheal (cmake/install.cmake)
+ * never calls sim_process_begin: it is an ordinary program on native
+ * threads, and its process *is* the simulated one.  So on the native runtime
+ * the first pool call begins a default process, once.  Under the controlled
+ * scheduler a missing begin is a harness bug and still aborts. */
+static rt_lock implicit_lock;
+
 void sim_need_process(const char *call) {
-    if (!P) {
-        fprintf(stderr, "sim: %s called with no simulated process (sim_process_begin missing)\n", call);
-        abort();
+    if (P) return;
+    if (rt_installed() == &rt_native_ops) {
+        rt_lock_acquire(&implicit_lock);
+        if (!P) {
+            sim_config cfg = sim_config_default();
+            sim_process_begin(&cfg);
+        }
+        rt_lock_release(&implicit_lock);
+        if (P) return;
     }
+    fprintf(stderr, "sim: %s called with no simulated process (sim_process_begin missing)\n", call);
+    abort();
 }
 
 void sim_lock(void) { rt_lock_acquire(&P->lock); }
