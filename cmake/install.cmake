@@ -42,8 +42,12 @@ include("${CMAKE_CURRENT_LIST_DIR}/tphealTargets.cmake")
   else()
     set(TPHEAL_PC_LIBS "-ltpheal -ltpheal_simpool -ltpheal_rt -lpthread")
   endif()
+  # Relocatable: the prefix is found from the .pc file's own place, so
+  # `cmake --install --prefix X` works whatever prefix was configured.
+  file(RELATIVE_PATH TPHEAL_PC_UP ${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})
+  string(REGEX REPLACE "/$" "" TPHEAL_PC_UP "${TPHEAL_PC_UP}")
   file(WRITE ${PROJECT_BINARY_DIR}/tpheal.pc
-"prefix=${CMAKE_INSTALL_PREFIX}
+"prefix=\${pcfiledir}/${TPHEAL_PC_UP}
 libdir=\${prefix}/${CMAKE_INSTALL_LIBDIR}
 includedir=\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}
 
