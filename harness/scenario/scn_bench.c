@@ -38,19 +38,12 @@ static double wall_seconds(void) {
     QueryPerformanceCounter(&c);
     return (double)c.QuadPart / (double)f.QuadPart;
 }
-/* GetThreadTimes advances in 15.6 ms ticks (Wine 8: a 5,000-run bench read
- * 0.010 s): useless here.  The performance counter, as the raw switch rate
- * uses on Windows (sched_bench.c), so both rates keep one clock. */
-static double cpu_seconds(void) { return wall_seconds(); }
-#define CPU_CLOCK "performance-counter"
 #else
 static double clock_seconds(clockid_t id) {
     struct timespec ts;
     clock_gettime(id, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
-static double cpu_seconds(void) { return clock_seconds(CLOCK_THREAD_CPUTIME_ID); }
-#define CPU_CLOCK "thread CPU"
 static double wall_seconds(void) { return clock_seconds(CLOCK_MONOTONIC); }
 #endif
 
@@ -149,6 +142,7 @@ int scn_bench_main(uint64_t seeds) {
     double c0, w0, cpu, wall, raw, pts;
     unsigned long rss;
     size_t stack_kib;
+    const char *clk;
     s = scn_parse("bench", bench_scenario, sizeof bench_scenario - 1, &e);
     if (!s) {
         fprintf(stderr, "bench:%d:%d: %s\n", e.line, e.col, e.msg);
@@ -160,26 +154,27 @@ int scn_bench_main(uint64_t seeds) {
         scn_free(s);
         return 2;
     }
-    c0 = cpu_seconds();
+    c0 = sched_bench_seconds();
     w0 = wall_seconds();
     run_seeds(s, seeds, &t);
-    cpu = cpu_seconds() - c0;
+    cpu = sched_bench_seconds() - c0;
     wall = wall_seconds() - w0;
     raw = sched_bench_raw_switches_per_sec(4000000);
     run_seeds(mem, MEM_SEEDS, &m);
     rss = peak_rss_kib();
     sched_options_default(&so);
     stack_kib = so.stack_size / 1024u;
+    clk = sched_bench_clock_name();
     pts = cpu > 0 ? (double)t.steps / cpu : 0.0;
     printf("bench: reference race, seeds 0..%llu (random and PCT alternately), %llu runs, %llu failed\n",
            (unsigned long long)(seeds - 1), (unsigned long long)t.runs, (unsigned long long)t.failures);
-    printf("  time:                   %.3f s " CPU_CLOCK ", %.3f s wall\n", cpu, wall);
-    printf("  schedules/s:            %.0f per " CPU_CLOCK " second (%.0f wall)  target >= 10000\n",
-           cpu > 0 ? (double)t.runs / cpu : 0.0, wall > 0 ? (double)t.runs / wall : 0.0);
+    printf("  time:                   %.3f s %s, %.3f s wall\n", cpu, clk, wall);
+    printf("  schedules/s:            %.0f per %s second (%.0f wall)  target >= 10000\n",
+           cpu > 0 ? (double)t.runs / cpu : 0.0, clk, wall > 0 ? (double)t.runs / wall : 0.0);
     printf("  scheduling points/run:  %.1f\n", t.runs ? (double)t.steps / (double)t.runs : 0.0);
-    printf("  scheduling points/s:    %.0f per " CPU_CLOCK " second (%.0f wall)\n", pts,
+    printf("  scheduling points/s:    %.0f per %s second (%.0f wall)\n", pts, clk,
            wall > 0 ? (double)t.steps / wall : 0.0);
-    printf("  raw fiber switches/s:   %.0f per " CPU_CLOCK " second (same process, after the runs)\n", raw);
+    printf("  raw fiber switches/s:   %.0f per %s second (same process, after the runs)\n", raw, clk);
     printf("  points/s : raw switches/s = %.1f%%  target >= 30%%\n", raw > 0 ? 100.0 * pts / raw : 0.0);
     printf("memory: %d-thread scenario, %llu runs (%llu failed)\n", MEM_THREADS, (unsigned long long)m.runs,
            (unsigned long long)m.failures);

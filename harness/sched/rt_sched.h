@@ -94,5 +94,11 @@ void sched_release_cache(void);
  * with the same switch primitive the scheduler uses).  Real time: for the
  * bench command only, never inside a run. */
 double sched_bench_raw_switches_per_sec(uint64_t n);
+/* The clock every benchmark rate is taken on, so rates compare: the calling
+ * thread's CPU time on POSIX (a shared machine's neighbours do not count),
+ * the performance counter on Windows (thread times tick at 15.6 ms there).
+ * Seconds; only differences mean anything. */
+double sched_bench_seconds(void);
+const char *sched_bench_clock_name(void);
 
 #endif

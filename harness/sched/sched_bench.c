@@ -15,7 +15,7 @@
 
 #if defined(_WIN32)
 #include <windows.h>
-static double seconds(void) {
+double sched_bench_seconds(void) {
     LARGE_INTEGER f, c;
     QueryPerformanceFrequency(&f);
     QueryPerformanceCounter(&c);
@@ -23,12 +23,20 @@ static double seconds(void) {
 }
 #else
 #include <time.h>
-static double seconds(void) {
+double sched_bench_seconds(void) {
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 #endif
+
+const char *sched_bench_clock_name(void) {
+#if defined(_WIN32)
+    return "performance-counter";
+#else
+    return "thread CPU";
+#endif
+}
 
 typedef struct bench {
     sched_fiber main, other;
@@ -48,9 +56,9 @@ double sched_bench_raw_switches_per_sec(uint64_t n) {
     sched_fiber_main(&b.main);
     if (sched_fiber_make(&b.other, 64u * 1024u, bench_fiber, &b) != 0) return 0.0;
     b.n = n;
-    t0 = seconds();
+    t0 = sched_bench_seconds();
     for (i = 0; i < n / 2; i++) sched_fiber_switch(&b.main, &b.other); /* two switches each */
-    dt = seconds() - t0;
+    dt = sched_bench_seconds() - t0;
     /* The other fiber is parked mid-loop: it is abandoned, like a daemon. */
     sched_fiber_drop(&b.other);
     sched_fiber_main_done(&b.main);

@@ -13,25 +13,7 @@
 #include "rt.h"
 #include "rt_sched.h"
 
-/* Thread CPU time, like sched_bench_raw_switches_per_sec: the machine is
- * shared, and a wall clock would time the neighbours.  (Windows has no
- * clock_gettime without winpthreads: the performance counter there.) */
-#if defined(_WIN32)
-#include <windows.h>
-static double seconds(void) {
-    LARGE_INTEGER f, c;
-    QueryPerformanceFrequency(&f);
-    QueryPerformanceCounter(&c);
-    return (double)c.QuadPart / (double)f.QuadPart;
-}
-#else
-static double seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-#endif
-
+/* Rates on the benchmarks' one clock (sched_bench_seconds, rt_sched.h). */
 typedef struct prog {
     rt_lock lock;
     uint64_t counter;
@@ -74,7 +56,7 @@ static void bench_runs(const char *label, rt_thread_fn fn, int threads, int iter
                        sched_strategy_kind strategy, double raw) {
     uint64_t steps = 0, switches = 0;
     long i;
-    double t0 = seconds(), dt;
+    double t0 = sched_bench_seconds(), dt;
     for (i = 0; i < runs; i++) {
         prog g;
         sched_options o;
@@ -94,7 +76,7 @@ static void bench_runs(const char *label, rt_thread_fn fn, int threads, int iter
         switches += r.switches;
         sched_result_free(&r);
     }
-    dt = seconds() - t0;
+    dt = sched_bench_seconds() - t0;
     printf("%-26s %8.0f schedules/s  %6.0f points/run  %10.0f points/s  %5.1f ns/point  "
            "%4.0f%% of raw switch rate  (%.0f switches/run)\n",
            label, runs / dt, (double)steps / runs, steps / dt, dt * 1e9 / steps,
