@@ -367,3 +367,27 @@ def test_real_stress_asan(tmp_path):
 def test_real_stress_tsan(tmp_path):
     r = real_pass(tmp_path, "thread")
     assert r["totals"]["native"]["runs"] > 0 and r["totals"]["controlled"]["runs"] == 0
+
+
+def test_distinct_interleavings_exact_then_estimated_and_mergeable():
+    """Exact up to 2*KMV_K distinct hashes; past that a K-minimum-values
+    estimate within a few percent; and merging two shards' sketches gives the
+    same figure as one run that saw everything (results.json stays bounded)."""
+    import random
+
+    from stress_results import KMV_K, ModeStats
+
+    rng = random.Random(2026)
+    small = ModeStats()
+    small.add_batch(10, 0, 100, 1.0, 3, [rng.getrandbits(64) for _ in range(1000)] * 2)
+    assert small.distinct() == 1000 and not small.sketched
+
+    values = [rng.getrandbits(64) for _ in range(200_000)]
+    whole, left, right = ModeStats(), ModeStats(), ModeStats()
+    whole.add_batch(1, 0, 1, 1.0, 1, values)
+    left.add_batch(1, 0, 1, 1.0, 1, values[:120_000])
+    right.add_batch(1, 0, 1, 1.0, 1, values[100_000:])  # overlaps the left shard
+    assert whole.sketched and len(whole.hashes) <= 2 * KMV_K
+    assert abs(whole.distinct() - 200_000) / 200_000 < 0.05
+    left.merge(right)
+    assert left.distinct() == whole.distinct()
