@@ -329,12 +329,6 @@ static void test_claimed_marks(void **state) {
 
 /* ---- which public calls mark a pool ------------------------------------------ */
 
-static void noop_wait(tph_wait *w, void *ctx, tph_wait_result r) {
-    (void)w;
-    (void)ctx;
-    (void)r;
-}
-
 typedef struct group_case {
     bool cancelling;
 } group_case;
@@ -354,7 +348,7 @@ static void body_group_release(void *ctx) {
     tph_env_init(&env);
     TPH_CHECK(tph_env_set_pool(&env, pool) == TPH_OK);
     TPH_CHECK(tph_env_set_group(&env, group) == TPH_OK);
-    TPH_CHECK(tph_wait_create(&w, ev, noop_wait, NULL, &env) == TPH_OK);
+    TPH_CHECK(tph_wait_create(&w, ev, wait_noop, NULL, &env) == TPH_OK);
     key = tph_pool_key(pool);
     TPH_CHECK(entry_of(key, &info));
     TPH_CHECK_EQ(info.last_cancelled, 0);
@@ -407,7 +401,7 @@ static void body_wait_cancel(void *ctx) {
     TPH_CHECK(tph_event_create(&ev, true, false) == TPH_OK);
     tph_env_init(&env);
     TPH_CHECK(tph_env_set_pool(&env, pool) == TPH_OK);
-    TPH_CHECK(tph_wait_create(&w, ev, noop_wait, NULL, &env) == TPH_OK);
+    TPH_CHECK(tph_wait_create(&w, ev, wait_noop, NULL, &env) == TPH_OK);
     key = tph_pool_key(pool);
     TPH_CHECK(tph_wait_arm(w, TPH_WAIT_FOREVER) == TPH_OK);
     tph_test_sleep(TPH_TEST_TICK);
@@ -465,7 +459,7 @@ int main(void) {
 
 /* Without the registry, heal.h reports an empty one, and no healer pool or
  * thread is ever made -- not even after a cancellation. */
-static void noop_wait_off(tph_wait *w, void *ctx, tph_wait_result r) {
+static void wait_noop_off(tph_wait *w, void *ctx, tph_wait_result r) {
     (void)w;
     (void)ctx;
     (void)r;
@@ -477,7 +471,7 @@ static void body_off(void *ctx) {
     tph_heal_entry_info info;
     (void)ctx;
     TPH_CHECK(tph_event_create(&ev, true, true) == TPH_OK);
-    TPH_CHECK(tph_wait_create(&w, ev, noop_wait_off, NULL, NULL) == TPH_OK);
+    TPH_CHECK(tph_wait_create(&w, ev, wait_noop_off, NULL, NULL) == TPH_OK);
     TPH_CHECK(tph_wait_arm(w, TPH_WAIT_FOREVER) == TPH_OK);
     TPH_CHECK(tph_wait_try_cancel_pending_no_heal_tracking(w) == TPH_OK);
     TPH_CHECK_EQ(tph_heal_entry_count(), 0);
