@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "scn_ast.h"
@@ -193,29 +194,26 @@ static bool take_duration(parser *p, const char *what, uint64_t *out) {
 
 /* ---- names ------------------------------------------------------------------ */
 
-static int find_pool(const scn_scenario *s, const char *n) {
+/* One lookup for every kind of name: each table is an array of structs with a
+ * `char name[SCN_NAME_MAX]` member at `name_at`. */
+static int find_named(const void *table, size_t n, size_t stride, size_t name_at, const char *name) {
     size_t i;
-    for (i = 0; i < s->npools; i++)
-        if (strcmp(s->pools[i].name, n) == 0) return (int)i;
+    for (i = 0; i < n; i++)
+        if (strcmp((const char *)table + i * stride + name_at, name) == 0) return (int)i;
     return -1;
+}
+
+static int find_pool(const scn_scenario *s, const char *n) {
+    return find_named(s->pools, s->npools, sizeof *s->pools, offsetof(scn_pool, name), n);
 }
 static int find_obj(const scn_scenario *s, const char *n) {
-    size_t i;
-    for (i = 0; i < s->nobjs; i++)
-        if (strcmp(s->objs[i].name, n) == 0) return (int)i;
-    return -1;
+    return find_named(s->objs, s->nobjs, sizeof *s->objs, offsetof(scn_obj, name), n);
 }
 static int find_thread(const scn_scenario *s, const char *n) {
-    size_t i;
-    for (i = 0; i < s->nthreads; i++)
-        if (strcmp(s->threads[i].name, n) == 0) return (int)i;
-    return -1;
+    return find_named(s->threads, s->nthreads, sizeof *s->threads, offsetof(scn_thread, name), n);
 }
 static int find_label(const scn_scenario *s, const char *n) {
-    size_t i;
-    for (i = 0; i < s->nlabels; i++)
-        if (strcmp(s->labels[i].name, n) == 0) return (int)i;
-    return -1;
+    return find_named(s->labels, s->nlabels, sizeof *s->labels, offsetof(scn_label, name), n);
 }
 
 /* A new name: an identifier, not reserved, not used by any pool, object,
