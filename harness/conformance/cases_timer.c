@@ -123,19 +123,30 @@ static void timer_close_before_due(conf_ctx *c) {
     conf_observe(c, "runs", p.runs);
 }
 
+/* The setup the queued-tick cases share: the pool's only thread is held
+ * by a blocker, and a timer due now has its tick queued behind it.  Returns
+ * the timer, or NULL (recorded as a failed check) when it cannot be made. */
+static tph_os_timer *queue_tick_behind_blocker(conf_ctx *c, conf_blocker *b, timer_probe *p) {
+    int64_t due = 0;
+    tph_os_timer *t;
+    memset(p, 0, sizeof *p);
+    CONF_CHECK(c, conf_blocker_start(b));
+    t = tph_os_timer_create(timer_cb, p, &b->env);
+    if (t) {
+        tph_os_timer_set(t, &due, 0, 0);
+        conf_sleep_ms(CONF_SETTLE_MS); /* due passes: the tick is queued */
+    }
+    return t;
+}
+
 /* Disarm stops new ticks but a tick already queued (due passed while no
  * thread was free) still runs: SetThreadpoolTimer's documented NULL-due
  * behaviour, and what Wine 8.0 does. */
 static void timer_disarm_keeps_queued_tick(conf_ctx *c) {
     conf_blocker b;
     timer_probe p;
-    memset(&p, 0, sizeof p);
-    CONF_CHECK(c, conf_blocker_start(&b));
-    tph_os_timer *t = tph_os_timer_create(timer_cb, &p, &b.env);
+    tph_os_timer *t = queue_tick_behind_blocker(c, &b, &p);
     if (t) {
-        int64_t due = 0;
-        tph_os_timer_set(t, &due, 0, 0);
-        conf_sleep_ms(CONF_SETTLE_MS); /* due passes: the tick is queued */
         tph_os_timer_set(t, NULL, 0, 0);
         conf_blocker_release(&b);
         tph_os_timer_wait(t, false);
@@ -152,13 +163,8 @@ static void timer_disarm_keeps_queued_tick(conf_ctx *c) {
 static void timer_cancel_drops_queued_tick(conf_ctx *c) {
     conf_blocker b;
     timer_probe p;
-    memset(&p, 0, sizeof p);
-    CONF_CHECK(c, conf_blocker_start(&b));
-    tph_os_timer *t = tph_os_timer_create(timer_cb, &p, &b.env);
+    tph_os_timer *t = queue_tick_behind_blocker(c, &b, &p);
     if (t) {
-        int64_t due = 0;
-        tph_os_timer_set(t, &due, 0, 0);
-        conf_sleep_ms(CONF_SETTLE_MS);
         tph_os_timer_wait(t, true);
         conf_blocker_release(&b);
         conf_sleep_ms(CONF_SETTLE_MS);
@@ -173,13 +179,8 @@ static void timer_cancel_drops_queued_tick(conf_ctx *c) {
 static void timer_drain_runs_queued_tick(conf_ctx *c) {
     conf_blocker b;
     timer_probe p;
-    memset(&p, 0, sizeof p);
-    CONF_CHECK(c, conf_blocker_start(&b));
-    tph_os_timer *t = tph_os_timer_create(timer_cb, &p, &b.env);
+    tph_os_timer *t = queue_tick_behind_blocker(c, &b, &p);
     if (t) {
-        int64_t due = 0;
-        tph_os_timer_set(t, &due, 0, 0);
-        conf_sleep_ms(CONF_SETTLE_MS);
         conf_blocker_release(&b);
         tph_os_timer_wait(t, false);
         CONF_EQ(c, conf_await_count(&p.runs, 1), 1);
