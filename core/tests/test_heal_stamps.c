@@ -10,13 +10,6 @@
 #if TPHEAL_SELF_HEAL
 #include "registry.h"
 
-static tph_heal_entry_info info_of(tph_pool_key_t key) {
-    tph_heal_entry_info info;
-    memset(&info, 0, sizeof info);
-    TPH_CHECK(tph_heal_entry_get(key, &info));
-    return info;
-}
-
 /* ---- unhealed: a dispatch after the cancellation is what counts ----------- */
 
 static void body_dispatch_after_cancel(void *ctx) {
@@ -34,11 +27,11 @@ static void body_dispatch_after_cancel(void *ctx) {
     /* Same clock tick: cannot tell the order, so still unhealed. */
     tph_entry_stamp_started(e, 1000);
     TPH_CHECK(tph_entry_unhealed(e));
-    TPH_CHECK(info_of(0).unhealed);
+    TPH_CHECK(tph_test_entry(0).unhealed);
     /* Strictly after: healed. */
     tph_entry_stamp_started(e, 1001);
     TPH_CHECK(!tph_entry_unhealed(e));
-    TPH_CHECK(!info_of(0).unhealed);
+    TPH_CHECK(!tph_test_entry(0).unhealed);
     /* A later cancellation reopens it. */
     tph_entry_stamp_cancelled(e, 2000);
     TPH_CHECK(tph_entry_unhealed(e));
@@ -84,19 +77,19 @@ static void body_out_of_order(void *ctx) {
      * answered the cancellation at 30. */
     tph_entry_stamp_cancelled(e, 30);
     tph_entry_stamp_cancelled(e, 10);
-    TPH_CHECK_EQ(info_of(0).last_cancelled, 30);
+    TPH_CHECK_EQ(tph_test_entry(0).last_cancelled, 30);
     tph_entry_stamp_started(e, 20);
     TPH_CHECK(tph_entry_unhealed(e));
     /* The started stamp is published the same way. */
     tph_entry_stamp_started(e, 40);
     tph_entry_stamp_started(e, 35);
-    TPH_CHECK_EQ(info_of(0).last_started, 40);
+    TPH_CHECK_EQ(tph_test_entry(0).last_started, 40);
     TPH_CHECK(!tph_entry_unhealed(e));
     /* And the submission stamp. */
     tph_entry_stamp_submitted(e, 50);
     tph_entry_stamp_submitted(e, 45);
-    TPH_CHECK_EQ(info_of(0).last_submitted, 50);
-    TPH_CHECK_EQ(info_of(0).outstanding, 2);
+    TPH_CHECK_EQ(tph_test_entry(0).last_submitted, 50);
+    TPH_CHECK_EQ(tph_test_entry(0).outstanding, 2);
     tph_entry_note_repair_started(e);
     tph_entry_note_repair_started(e);
     tph_registration_release(&r);
@@ -144,7 +137,7 @@ static void body_submission_race(void *ctx) {
     t[RACERS / 2] = tph_test_spawn("big", big_submitter, &c);
     for (i = RACERS / 2 + 1; i <= RACERS; i++) t[i] = tph_test_spawn("small", small_submitter, &c);
     for (i = 0; i <= RACERS; i++) rt_join(t[i]);
-    info = info_of(0);
+    info = tph_test_entry(0);
     TPH_CHECK_EQ(info.last_submitted, BIG_STAMP);
     TPH_CHECK_EQ(info.outstanding, RACERS * PER_RACER + 1);
     /* The entry is pinned by the count; the process end reclaims it. */
@@ -167,7 +160,7 @@ static void body_outstanding_saturates(void *ctx) {
     TPH_CHECK(!tph_entry_repair_in_flight(e));
     /* A start with nothing outstanding must not wrap to four billion. */
     tph_entry_note_repair_started(e);
-    TPH_CHECK_EQ(info_of(0).outstanding, 0);
+    TPH_CHECK_EQ(tph_test_entry(0).outstanding, 0);
     TPH_CHECK(!tph_entry_repair_in_flight(e));
     tph_entry_stamp_submitted(e, 5);
     TPH_CHECK(tph_entry_repair_in_flight(e));
@@ -200,7 +193,7 @@ static void body_two_outstanding(void *ctx) {
     tph_test_sleep(TPH_TEST_TICK + 1);
     tph_entry_submit_repair(e);
     tph_entry_submit_repair(e); /* the overdue retry */
-    TPH_CHECK_EQ(info_of(key).outstanding, 2);
+    TPH_CHECK_EQ(tph_test_entry(key).outstanding, 2);
     /* The entry's own object holds it; with the object gone the queued
      * repairs still must. */
     tph_registration_release(&r);
@@ -210,16 +203,16 @@ static void body_two_outstanding(void *ctx) {
     TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
     /* First repair started (and healed the stamp); the second is queued
      * behind it on the pool's one thread. */
-    TPH_CHECK_EQ(info_of(key).outstanding, 1);
-    TPH_CHECK(!info_of(key).unhealed);
+    TPH_CHECK_EQ(tph_test_entry(key).outstanding, 1);
+    TPH_CHECK(!tph_test_entry(key).unhealed);
     TPH_CHECK(tph_entry_repair_in_flight(e));
     TPH_CHECK(!tph_entry_is_retirable(e));
     tph_heal_retire_idle();
     TPH_CHECK_EQ(tph_heal_entry_count(), 1);
     tph_test_release_hold();
     TPH_CHECK(tph_test_wait_event("repair-ran", key, 2, 10 * TPH_TEST_SECOND));
-    TPH_CHECK_EQ(info_of(key).outstanding, 0);
-    TPH_CHECK_EQ(info_of(key).repairs_run, 2);
+    TPH_CHECK_EQ(tph_test_entry(key).outstanding, 0);
+    TPH_CHECK_EQ(tph_test_entry(key).repairs_run, 2);
     tph_heal_retire_idle();
     TPH_CHECK_EQ(tph_heal_entry_count(), 0);
     tph_test_blocker_finish(&b);

@@ -10,13 +10,6 @@
 #if TPHEAL_SELF_HEAL
 #include "registry.h"
 
-static tph_heal_entry_info info_of(tph_pool_key_t key) {
-    tph_heal_entry_info info;
-    memset(&info, 0, sizeof info);
-    TPH_CHECK(tph_heal_entry_get(key, &info));
-    return info;
-}
-
 /* ---- a tick leaves alone a pool that needs nothing ------------------------------ */
 
 static void body_tick_leaves_healthy(void *ctx) {
@@ -30,19 +23,19 @@ static void body_tick_leaves_healthy(void *ctx) {
     tph_heal_tick();
     tph_test_sleep(TPH_TEST_SECOND);
     TPH_CHECK_EQ(tph_test_event_count("repair-submitted", b.key), 0);
-    TPH_CHECK_EQ(info_of(b.key).outstanding, 0);
-    TPH_CHECK_EQ(info_of(b.key).repairs_run, 0);
+    TPH_CHECK_EQ(tph_test_entry(b.key).outstanding, 0);
+    TPH_CHECK_EQ(tph_test_entry(b.key).repairs_run, 0);
     /* Cancelled and then answered by a later repair: also left alone. */
     tph_test_sleep(TPH_TEST_TICK);
     tph_entry_stamp_cancelled(r.entry, tph_heal_now());
     tph_test_sleep(TPH_TEST_TICK + 1);
     tph_heal_tick();
     TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 1, 10 * TPH_TEST_SECOND));
-    TPH_CHECK(!info_of(b.key).unhealed);
+    TPH_CHECK(!tph_test_entry(b.key).unhealed);
     tph_heal_tick();
     tph_heal_tick();
     TPH_CHECK_EQ(tph_test_event_count("repair-submitted", b.key), 1);
-    TPH_CHECK_EQ(info_of(b.key).repairs_run, 1);
+    TPH_CHECK_EQ(tph_test_entry(b.key).repairs_run, 1);
     tph_registration_release(&r);
     tph_test_blocker_finish(&b);
 }
@@ -71,8 +64,8 @@ static void body_tick_submits_own_work(void *ctx) {
     TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 1, 10 * TPH_TEST_SECOND));
     /* Nothing was created on the healing path; the entry's own work ran. */
     TPH_CHECK_EQ(sim_fault_calls(SIM_FAULT_WORK_CREATE), creates);
-    TPH_CHECK_EQ(info_of(b.key).repairs_run, 1);
-    TPH_CHECK(!info_of(b.key).unhealed);
+    TPH_CHECK_EQ(tph_test_entry(b.key).repairs_run, 1);
+    TPH_CHECK(!tph_test_entry(b.key).unhealed);
     tph_registration_release(&r);
     tph_test_blocker_finish(&b);
 }
@@ -94,11 +87,11 @@ static void body_in_flight_blocks_second(void *ctx) {
     tph_test_sleep(TPH_TEST_TICK);
     tph_entry_stamp_cancelled(r.entry, tph_heal_now());
     tph_heal_tick();
-    TPH_CHECK_EQ(info_of(b.key).outstanding, 1);
+    TPH_CHECK_EQ(tph_test_entry(b.key).outstanding, 1);
     tph_test_sleep(TPH_TEST_SECOND); /* well inside the 5 s allowance */
     tph_heal_tick();
     tph_heal_tick();
-    TPH_CHECK_EQ(info_of(b.key).outstanding, 1);
+    TPH_CHECK_EQ(tph_test_entry(b.key).outstanding, 1);
     TPH_CHECK_EQ(tph_test_event_count("repair-submitted", b.key), 1);
     TPH_CHECK_EQ(tph_test_event_count("repair-in-flight", b.key), 2);
     TPH_CHECK_EQ(tph_test_event_count("repair-overdue", b.key), 0);
@@ -149,15 +142,15 @@ static void body_cancel_during_tick(void *ctx) {
     TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 1, 10 * TPH_TEST_SECOND));
     /* The tick cleared nothing: the second cancellation still stands unless
      * a repair started strictly after it. */
-    TPH_CHECK_EQ(info_of(b.key).last_cancelled, second);
-    TPH_CHECK(info_of(b.key).unhealed == (info_of(b.key).last_started <= second));
+    TPH_CHECK_EQ(tph_test_entry(b.key).last_cancelled, second);
+    TPH_CHECK(tph_test_entry(b.key).unhealed == (tph_test_entry(b.key).last_started <= second));
     /* And the next tick answers it. */
     tph_test_sleep(TPH_TEST_TICK + 1);
-    if (info_of(b.key).unhealed) {
+    if (tph_test_entry(b.key).unhealed) {
         tph_heal_tick();
         TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 2, 10 * TPH_TEST_SECOND));
     }
-    TPH_CHECK(!info_of(b.key).unhealed);
+    TPH_CHECK(!tph_test_entry(b.key).unhealed);
     tph_registration_release(&r);
     tph_test_blocker_finish(&b);
 }
@@ -180,20 +173,20 @@ static void body_overdue(void *ctx) {
     tph_test_sleep(TPH_TEST_TICK);
     tph_entry_stamp_cancelled(r.entry, tph_heal_now());
     tph_heal_tick();
-    TPH_CHECK_EQ(info_of(b.key).outstanding, 1);
+    TPH_CHECK_EQ(tph_test_entry(b.key).outstanding, 1);
     /* Just short of 5 s: still only "in flight". */
     tph_test_sleep(5 * TPH_TEST_SECOND - TPH_TEST_TICK);
     tph_heal_tick();
     TPH_CHECK_EQ(tph_test_event_count("repair-overdue", b.key), 0);
-    TPH_CHECK_EQ(info_of(b.key).outstanding, 1);
+    TPH_CHECK_EQ(tph_test_entry(b.key).outstanding, 1);
     /* Past it: reported and submitted again; and without fail-fast, again
      * and again. */
     for (round = 1; round <= 3; round++) {
         tph_test_sleep(5 * TPH_TEST_SECOND + TPH_TEST_TICK);
         tph_heal_tick();
         TPH_CHECK_EQ(tph_test_event_count("repair-overdue", b.key), (uint64_t)round);
-        TPH_CHECK_EQ(info_of(b.key).overdue_episodes, (uint64_t)round);
-        TPH_CHECK_EQ(info_of(b.key).outstanding, (uint64_t)round + 1);
+        TPH_CHECK_EQ(tph_test_entry(b.key).overdue_episodes, (uint64_t)round);
+        TPH_CHECK_EQ(tph_test_entry(b.key).outstanding, (uint64_t)round + 1);
         TPH_CHECK_EQ(tph_test_event_count("repair-submitted", b.key), (uint64_t)round + 1);
     }
     TPH_CHECK_EQ(tph_test_event_count("fail-fast", TPH_TEST_ANY), 0);
@@ -201,9 +194,9 @@ static void body_overdue(void *ctx) {
      * are over. */
     tph_test_blocker_open(&b);
     TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 4, 10 * TPH_TEST_SECOND));
-    TPH_CHECK_EQ(info_of(b.key).outstanding, 0);
-    TPH_CHECK_EQ(info_of(b.key).overdue_episodes, 0);
-    TPH_CHECK(!info_of(b.key).unhealed);
+    TPH_CHECK_EQ(tph_test_entry(b.key).outstanding, 0);
+    TPH_CHECK_EQ(tph_test_entry(b.key).overdue_episodes, 0);
+    TPH_CHECK(!tph_test_entry(b.key).unhealed);
     tph_registration_release(&r);
     tph_heal_tick();
     TPH_CHECK(!tph_heal_entry_get(b.key, NULL));
@@ -249,8 +242,8 @@ static void body_retire_waits(void *ctx) {
     tph_entry_submit_repair(c.r.entry);
     TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
     TPH_CHECK(tph_entry_is_retirable(c.r.entry) == false); /* one object left */
-    TPH_CHECK_EQ(info_of(b.key).outstanding, 0);
-    TPH_CHECK(!info_of(b.key).unhealed);
+    TPH_CHECK_EQ(tph_test_entry(b.key).outstanding, 0);
+    TPH_CHECK(!tph_test_entry(b.key).unhealed);
     t = tph_test_spawn("releaser", releaser, &c);
     TPH_CHECK(tph_test_wait_event("entry-retired", b.key, 1, 10 * TPH_TEST_SECOND));
     /* The teardown must be blocked in its drain. */

@@ -495,4 +495,15 @@ static inline tph_test_outcome tph_test_child(tph_test_child_fn fn, void *ctx) {
     return out;
 }
 
+/* ---- the registry ----------------------------------------------------------- */
+
+/* The registry entry for `key`, read inside a run; a failed check (ending
+ * the run) when the pool has none. */
+static inline tph_heal_entry_info tph_test_entry(uintptr_t key) {
+    tph_heal_entry_info info;
+    memset(&info, 0, sizeof info);
+    TPH_CHECK(tph_heal_entry_get(key, &info));
+    return info;
+}
+
 #endif
