@@ -1,5 +1,9 @@
 /* tpheal-harness: runs scenario files (docs/scenarios.md) under the
  * controlled scheduler, one seed per simulated process.
+ * tpheal-harness-realpool (Windows builds) is the same program linked with
+ * the core's win32 backend and the real-pool backend of the runner
+ * (scenario/scn_pool.h): free-running runs on the real Windows thread pool;
+ * a scenario that needs the model is declined, with the reason.
  *
  *   tpheal-harness run FILE... [--seeds N | --seed S] [--first-seed S]
  *                  [--strategy random|pct|both] [--depth D] [--pct-steps K]
@@ -9,7 +13,8 @@
  *   tpheal-harness bench [--seeds N]
  *
  * Exit: 0 everything passed, 1 a failure, 2 bad input (usage or a scenario
- * that does not parse: `file:line:col: message`).
+ * that does not parse: `file:line:col: message`), 3 nothing ran (every
+ * scenario given was declined by this pool backend).
  *
  * A scenario that says `build fail-fast` needs the core built with
  * TPHEAL_FAIL_FAST; this binary hands it to its sibling
@@ -31,6 +36,7 @@
 #include "rt_sched.h"
 #include "scn_ast.h"
 #include "scn_bench.h"
+#include "scn_pool.h"
 #include "scn_run.h"
 #include "scn_text.h"
 #include "stress.h" /* stress-batch, stress-faultloop: harness/stress/ (ci/stress.py) */
@@ -107,6 +113,8 @@ static bool parse_u64(const char *s, uint64_t *out) {
 /* Parses options from argv[i..]; file names go to files. Returns 0 or 2. */
 static int parse_options(int argc, char **argv, int i, options *o, const char **files, int *nfiles) {
     memset(o, 0, sizeof *o);
+    /* the real pool runs free only (scn_pool_is_model) */
+    o->native = !scn_pool_is_model();
     o->seeds = 100;
     o->strategies = 1;
     o->depth = 3;
@@ -198,7 +206,7 @@ static void print_report(const scn_scenario *s, const scn_run_opts *ro, const sc
         printf(" depth %u steps %llu", ro->depth, (unsigned long long)ro->pct_steps);
     if (!ro->native && !ro->schedule) printf("\n");
     printf("  scenario: %s  content hash: %016llx\n", s->path, (unsigned long long)s->content_hash);
-    printf("  build: %s (%s core)\n", TPHEAL_BUILD_ID, BUILD_KIND);
+    printf("  build: %s (%s core, %s pool)\n", TPHEAL_BUILD_ID, BUILD_KIND, scn_pool_backend_name());
     if (r->status >= 0)
         printf("  status: %s  steps: %llu  interleaving: %016llx\n", sched_status_name((sched_status)r->status),
                (unsigned long long)r->steps, (unsigned long long)r->interleaving_hash);
@@ -212,6 +220,10 @@ static void print_report(const scn_scenario *s, const scn_run_opts *ro, const sc
     if (r->schedule)
         printf("  replay: tpheal-harness%s replay --schedule '%s' %s\n", TPHEAL_FAIL_FAST ? "-failfast" : "",
                r->schedule, s->path);
+    if (ro->native)
+        printf("  look for a deterministic reproduction on the model: tpheal-harness run --mode controlled "
+               "--strategy both --seeds 100 --first-seed %llu %s\n",
+               (unsigned long long)ro->seed, s->path);
     if (!ro->native && !ro->schedule)
         printf("  replay by seed: tpheal-harness%s replay --seed %llu --strategy %s --depth %u --pct-steps %llu %s\n",
                TPHEAL_FAIL_FAST ? "-failfast" : "", (unsigned long long)ro->seed, strategy_name(ro->strategy),
@@ -317,6 +329,10 @@ static int run_one_seed(const scn_scenario *s, const options *o, int strategy, u
         scn_run_out_free(&r);
         return 2;
     }
+    if (r.declined) {
+        scn_run_out_free(&r);
+        return 3;
+    }
     t->runs++;
     t->steps += r.steps;
     note_interleaving(t, r.interleaving_hash);
@@ -404,7 +420,7 @@ static int cmd_run(int argc, char **argv) {
     const char **files = calloc((size_t)argc, sizeof *files);
     scn_scenario **scns;
     options o;
-    int nfiles, i, rc = 0, bad = 0;
+    int nfiles, i, rc = 0, bad = 0, declined = 0;
     if (!files) return 2;
     if (parse_options(argc, argv, 2, &o, files, &nfiles) != 0) { free(files); return 2; }
     if (nfiles == 0) { free(files); return usage("run needs at least one FILE"); }
@@ -423,7 +439,21 @@ static int cmd_run(int argc, char **argv) {
         uint64_t k, max_choice = 0;
         int st;
         double t0;
+        char why[256];
         memset(&t, 0, sizeof t);
+        if (scn_pool_unsupported(s, why, sizeof why)) {
+            declined++;
+            if (o.json) {
+                printf("{\"scenario\":");
+                json_string(s->path);
+                printf(",\"pool\":\"%s\",\"declined\":", scn_pool_backend_name());
+                json_string(why);
+                printf("}\n");
+            } else {
+                printf("DECLINED %s  (%s pool: %s)\n", s->path, scn_pool_backend_name(), why);
+            }
+            continue;
+        }
         if (s->fail_fast_build != (TPHEAL_FAIL_FAST != 0) && s->fail_fast_build) {
             int r = run_sibling(argc, argv, s->path);
             if (r > rc) rc = r;
@@ -436,7 +466,7 @@ static int cmd_run(int argc, char **argv) {
             if (st == 1 && so.pct_steps == 0 && !so.native) so.pct_steps = pct_steps_for(s);
             for (k = 0; k < o.seeds; k++) {
                 int r = run_one_seed(s, &so, st, o.first_seed + k, &t, &max_choice);
-                if (r == 2) { rc = 2; break; }
+                if (r == 2 || r == 3) { rc = 2; break; }
             }
         }
         t.seconds = wall_seconds() - t0;
@@ -451,10 +481,10 @@ static int cmd_run(int argc, char **argv) {
             json_string(s->path);
             printf(",\"purpose\":");
             json_string(s->purpose);
-            printf(",\"build\":\"%s\",\"runs\":%llu,\"failures\":%llu,\"steps\":%llu,\"max_choice_points\":%llu,"
+            printf(",\"build\":\"%s\",\"pool\":\"%s\",\"runs\":%llu,\"failures\":%llu,\"steps\":%llu,\"max_choice_points\":%llu,"
                    "\"seconds\":%.3f,\"schedules_per_sec\":%.1f,\"distinct_interleavings\":%llu,"
                    "\"exercised\":%s}\n",
-                   BUILD_KIND, (unsigned long long)t.runs, (unsigned long long)t.failures,
+                   BUILD_KIND, scn_pool_backend_name(), (unsigned long long)t.runs, (unsigned long long)t.failures,
                    (unsigned long long)t.steps, (unsigned long long)max_choice, t.seconds,
                    t.seconds > 0 ? (double)t.runs / t.seconds : 0.0, (unsigned long long)t.distinct,
                    unexercised ? "false" : "true");
@@ -467,6 +497,7 @@ static int cmd_run(int argc, char **argv) {
         free(t.seen);
         fflush(stdout);
     }
+    if (!bad && declined == nfiles) rc = 3;
     for (i = 0; i < nfiles; i++) scn_free(scns[i]);
     free(scns);
     free(files);
@@ -490,6 +521,8 @@ static int cmd_replay(int argc, char **argv) {
     for (i = 0; i < nfiles && i < 4; i++) files[i] = all[i];
     free(all);
     if (!o.one_seed && !o.schedule) return usage("replay needs --seed S or --schedule STRING");
+    if (!scn_pool_is_model())
+        return usage("replay re-runs a controlled schedule, which only the model has: use tpheal-harness replay");
     s = scn_parse_file(files[0], &e);
     if (!s) { print_parse_error(files[0], &e); return 2; }
     if (s->fail_fast_build && !TPHEAL_FAIL_FAST) {
@@ -530,46 +563,78 @@ static int cmd_replay(int argc, char **argv) {
 
 #ifndef _WIN32
 #include <dirent.h>
-
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 #endif
 
-static void list_scenarios(const char *dir) {
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static bool add_name(char ***names, size_t *n, size_t *cap, const char *name) {
+    size_t l = strlen(name);
+    if (l < 5 || strcmp(name + l - 4, ".scn") != 0) return true;
+    if (*n == *cap) {
+        char **nn = realloc(*names, (*cap = *cap ? *cap * 2 : 32) * sizeof **names);
+        if (!nn) return false;
+        *names = nn;
+    }
+    (*names)[(*n)++] = scn_strdup(name);
+    return true;
+}
+
+/* The *.scn names in dir, sorted (the same order on every platform); false
+ * when the directory cannot be read. */
+static bool scenario_names(const char *dir, char ***names, size_t *n) {
+    size_t cap = 0;
+    *names = NULL;
+    *n = 0;
 #ifndef _WIN32
     DIR *d = opendir(dir);
     struct dirent *de;
-    char **names = NULL;
-    size_t n = 0, cap = 0, i;
-    if (!d) { printf("scenarios: (no directory %s)\n", dir); return; }
-    while ((de = readdir(d)) != NULL) {
-        size_t l = strlen(de->d_name);
-        if (l < 5 || strcmp(de->d_name + l - 4, ".scn") != 0) continue;
-        if (n == cap) {
-            char **nn = realloc(names, (cap = cap ? cap * 2 : 32) * sizeof *names);
-            if (!nn) break;
-            names = nn;
-        }
-        names[n++] = scn_strdup(de->d_name);
-    }
+    if (!d) return false;
+    while ((de = readdir(d)) != NULL)
+        if (!add_name(names, n, &cap, de->d_name)) break;
     closedir(d);
-    qsort(names, n, sizeof *names, cmp_str);
-    printf("scenarios in %s:\n", dir);
+#else
+    WIN32_FIND_DATAA fd;
+    scn_text pattern = {0};
+    HANDLE h;
+    scn_text_printf(&pattern, "%s\\*.scn", dir);
+    h = FindFirstFileA(pattern.s, &fd);
+    scn_text_free(&pattern);
+    if (h == INVALID_HANDLE_VALUE) return GetLastError() == ERROR_FILE_NOT_FOUND;
+    do {
+        if (!add_name(names, n, &cap, fd.cFileName)) break;
+    } while (FindNextFileA(h, &fd));
+    FindClose(h);
+#endif
+    if (*n) qsort(*names, *n, sizeof **names, cmp_str);
+    return true;
+}
+
+static void list_scenarios(const char *dir) {
+    char **names;
+    size_t n, i;
+    if (!scenario_names(dir, &names, &n)) {
+        printf("scenarios: (no directory %s)\n", dir);
+        return;
+    }
+    printf("scenarios in %s (%s pool):\n", dir, scn_pool_backend_name());
     for (i = 0; i < n; i++) {
         scn_text path = {0};
         scn_error e;
         scn_scenario *s;
+        char why[256];
         scn_text_printf(&path, "%s/%s", dir, names[i]);
         s = scn_parse_file(path.s, &e);
-        if (s) printf("  %-44s %s%s\n", names[i], s->purpose, s->fail_fast_build ? "  [fail-fast build]" : "");
-        else printf("  %-44s (does not parse: %d:%d: %s)\n", names[i], e.line, e.col, e.msg);
+        if (s && scn_pool_unsupported(s, why, sizeof why))
+            printf("  %-44s %s  [declined here: %s]\n", names[i], s->purpose, why);
+        else if (s)
+            printf("  %-44s %s%s\n", names[i], s->purpose, s->fail_fast_build ? "  [fail-fast build]" : "");
+        else
+            printf("  %-44s (does not parse: %d:%d: %s)\n", names[i], e.line, e.col, e.msg);
         scn_free(s);
         scn_text_free(&path);
         free(names[i]);
     }
     free(names);
-#else
-    printf("scenarios: list them with dir %s\\*.scn\n", dir);
-#endif
 }
 
 static int cmd_list(int argc, char **argv) {
@@ -603,6 +668,7 @@ static int cmd_list(int argc, char **argv) {
 
 static int cmd_bench(int argc, char **argv) {
     uint64_t n = SCN_BENCH_DEFAULT_SEEDS;
+    if (!scn_pool_is_model()) return usage("bench measures the controlled scheduler on the model: use tpheal-harness bench");
     if (argc > 2 && (argc != 4 || strcmp(argv[2], "--seeds") != 0 || !parse_u64(argv[3], &n) || n == 0))
         return usage("bench takes only --seeds N (N > 0)");
     return scn_bench_main(n);
@@ -617,6 +683,9 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], "bench") == 0) return cmd_bench(argc, argv);
     if (strcmp(argv[1], "stress-batch") == 0) return tph_stress_batch_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "stress-faultloop") == 0) return tph_stress_faultloop_main(argc - 1, argv + 1);
-    if (strcmp(argv[1], "--version") == 0) { printf("tpheal-harness %s (%s core)\n", TPHEAL_BUILD_ID, BUILD_KIND); return 0; }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("tpheal-harness %s (%s core, %s pool)\n", TPHEAL_BUILD_ID, BUILD_KIND, scn_pool_backend_name());
+        return 0;
+    }
     return usage("unknown command");
 }

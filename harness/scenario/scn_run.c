@@ -1,8 +1,9 @@
-/* The scenario runner (scn_run.h).  One run is one simulated process:
- *   main rt thread: sim_process_begin, hook, pools, faults, objects,
- *   spawn + join the scenario threads, settle (virtual time), oracles,
+/* The scenario runner (scn_run.h).  One run, on the pool backend linked in
+ * (scn_pool.h: the model, or the real Windows pool):
+ *   main rt thread: process begin, hook, pools, faults, objects,
+ *   spawn + join the scenario threads, settle, oracles,
  *   close what is left, settle again, the registry oracle;
- * the driver then ends the simulated process and resets the core.
+ * the driver then ends the run's process (the model's: and resets the core).
  * Everything a report prints is names and counts -- no address, no real time
  * -- so the same seed prints the same bytes. */
 #include "scn_run.h"
@@ -14,21 +15,20 @@
 #include <tpheal/tpheal.h>
 
 #include "object.h"
-#include "process_state.h"
 #include "rt.h"
 #include "rt_native.h"
 #include "rt_sched.h"
+#include "scn_pool.h"
 #include "scn_text.h"
-#include "sim.h"
 
 #define TRACE_TAIL 40
 #define MAX_FAILURES 20
 
 typedef struct obj_state {
     void *h;              /* tph_work*, tph_wait*, ... (NULL until created) */
-    void *file;           /* io: the sim file */
+    void *file;           /* io: the backend's file (scn_pool_file_create) */
     bool created, dead;   /* dead: closed, or released by its group */
-    const void *os;       /* the sim handle, for its stats (kept after death) */
+    const void *os;       /* the object's id for the pool's counts (kept after death) */
     uint64_t calls;       /* callbacks run (counted on entry) */
     uint64_t swallowed;   /* native ticks the core's trampoline dropped after a disarm */
     uint32_t running, max_running;
@@ -83,6 +83,12 @@ typedef struct run_state {
 } run_state;
 
 static run_state R;
+
+/* The healer's pool key outlives the run where the process does (the real
+ * pool): a later run must still tell the healer's registry entry from a
+ * leaked one. */
+static uintptr_t kept_healer_key;
+static bool kept_healer_key_known;
 
 /* ---- failures ------------------------------------------------------------ */
 
@@ -330,8 +336,8 @@ static tph_err create_obj(int obj) {
         e = tph_periodic_create((tph_periodic **)&h, o->period / SCN_MS, periodic_cb, ctx, &env);
         break;
     case SCN_OBJ_IO:
-        st->file = sim_file_create();
-        e = tph_io_create((tph_io **)&h, st->file, io_cb, ctx, &env);
+        if (!st->file) st->file = scn_pool_file_create();
+        e = st->file ? tph_io_create((tph_io **)&h, scn_pool_file_handle(st->file), io_cb, ctx, &env) : TPH_ENOMEM;
         break;
     case SCN_OBJ_GROUP:
         /* a group has no pool of its own: its members carry G's pool in their env */
@@ -408,12 +414,8 @@ static uint64_t term_value(const scn_term *t, bool *ok) {
         return v;
     }
     case SCN_TERM_BLOCKED: return R.label_time[t->label];
-    case SCN_TERM_SEVERED: {
-        sim_pool_stats ps;
-        if (!sim_pool_stats_get(t->pool == SCN_DEFAULT_POOL ? NULL : tph_pool_os(R.pools[t->pool]), &ps))
-            return 0;
-        return ps.severed;
-    }
+    case SCN_TERM_SEVERED:
+        return scn_pool_severed(t->pool == SCN_DEFAULT_POOL ? NULL : tph_pool_os(R.pools[t->pool]));
     case SCN_TERM_ENTRIES: return tph_heal_entry_count();
     case SCN_TERM_HEALER: return tph_heal_healer_running();
     case SCN_TERM_NOW: return rt_now();
@@ -554,7 +556,7 @@ static int exec_op(exec_ctx *c, const scn_op *op) {
         if (e == TPH_OK) mark_group_released(op->obj);
         break;
     case SCN_OP_COMPLETE:
-        e = sim_io_complete(R.objs[op->obj].file, NULL, 0, (uintptr_t)op->count) ? TPH_OK : TPH_EINVAL;
+        e = scn_pool_io_complete(R.objs[op->obj].file, op->count) ? TPH_OK : TPH_EINVAL;
         break;
     case SCN_OP_IO_CANCEL:
         e = tph_io_cancel((tph_io *)h);
@@ -568,7 +570,7 @@ static int exec_op(exec_ctx *c, const scn_op *op) {
     case SCN_OP_TICK: tph_heal_tick(); has_result = false; break;
     case SCN_OP_RETIRE_IDLE: tph_heal_retire_idle(); has_result = false; break;
     case SCN_OP_RETIRE_WORKERS:
-        sim_pool_retire_idle_workers(op->obj == SCN_DEFAULT_POOL ? NULL : tph_pool_os(R.pools[op->obj]));
+        scn_pool_retire_idle_workers(op->obj == SCN_DEFAULT_POOL ? NULL : tph_pool_os(R.pools[op->obj]));
         has_result = false;
         break;
     case SCN_OP_SLEEP: rt_sleep_until(rt_now() + op->time); has_result = false; break;
@@ -622,36 +624,6 @@ static void thread_main(void *arg) {
 
 /* ---- setup, oracles, teardown ---------------------------------------------- */
 
-static sim_stall stall_of(const scn_pool *p) {
-    sim_stall st;
-    memset(&st, 0, sizeof st);
-    switch (p->stall) {
-    case SCN_STALL_NEVER: st.mode = SIM_STALL_NEVER; break;
-    case SCN_STALL_ALWAYS: st.mode = SIM_STALL_ALWAYS; break;
-    case SCN_STALL_PERCENT:
-        st.mode = SIM_STALL_PROBABILITY;
-        st.numerator = p->stall_percent;
-        st.denominator = 100;
-        break;
-    default: break;
-    }
-    return st;
-}
-
-static sim_fault_kind sim_kind_of(scn_fault_kind k) {
-    switch (k) {
-    case SCN_FAULT_WORK_CREATE: return SIM_FAULT_WORK_CREATE;
-    case SCN_FAULT_WAIT_CREATE: return SIM_FAULT_WAIT_CREATE;
-    case SCN_FAULT_TIMER_CREATE: return SIM_FAULT_TIMER_CREATE;
-    case SCN_FAULT_IO_CREATE: return SIM_FAULT_IO_CREATE;
-    case SCN_FAULT_GROUP_CREATE: return SIM_FAULT_GROUP_CREATE;
-    case SCN_FAULT_EVENT_CREATE: return SIM_FAULT_EVENT_CREATE;
-    case SCN_FAULT_POOL_CREATE:
-    case SCN_FAULT_HEALER_START: return SIM_FAULT_POOL_CREATE;
-    case SCN_FAULT_ALLOC: default: return SIM_FAULT_ALLOC;
-    }
-}
-
 static bool setup(void) {
     const scn_scenario *s = R.s;
     size_t i;
@@ -659,7 +631,7 @@ static bool setup(void) {
         const scn_pool *p = &s->pools[i];
         if (p->is_default) {
             R.keys[i] = 0;
-            if (p->stall != SCN_STALL_UNSET) sim_set_stall(NULL, stall_of(p));
+            if (p->stall != SCN_STALL_UNSET) scn_pool_set_stall(NULL, p);
             continue;
         }
         if (tph_pool_create(&R.pools[i]) != TPH_OK) {
@@ -672,20 +644,12 @@ static bool setup(void) {
             if (tph_pool_set_thread_limits(R.pools[i], mn, mx) != TPH_OK)
                 failf("line %d: pool %s: thread limits %u..%u refused", p->line, p->name, mn, mx);
         }
-        if (p->stall != SCN_STALL_UNSET) sim_set_stall(tph_pool_os(R.pools[i]), stall_of(p));
+        if (p->stall != SCN_STALL_UNSET) scn_pool_set_stall(tph_pool_os(R.pools[i]), p);
     }
     for (i = 0; i < s->nfaults; i++) {
         const scn_fault *f = &s->faults[i];
-        sim_fault sf;
-        memset(&sf, 0, sizeof sf);
-        sf.kind = sim_kind_of(f->kind);
-        sf.nth = f->nth;
-        sf.from_nth_on = f->onward;
-        if (f->pool >= 0) {
-            sf.match_pool = true;
-            sf.pool_key = f->pool == SCN_DEFAULT_POOL ? 0 : (uintptr_t)tph_pool_os(R.pools[f->pool]);
-        }
-        sim_fault_arm(&sf);
+        scn_pool_arm_fault(f, f->pool >= 0,
+                           f->pool >= 0 && f->pool != SCN_DEFAULT_POOL ? tph_pool_os(R.pools[f->pool]) : NULL);
     }
     for (i = 0; i < s->nobjs; i++) {
         tph_err e;
@@ -735,7 +699,7 @@ static void oracles_at_quiescence(void) {
         if (info[i].outstanding != 0 && s->outcome == SCN_OUTCOME_NORMAL)
             failf("oracle: pool %s has %u repairs outstanding at quiescence", name, info[i].outstanding);
     }
-    if (!s->allow_severed && sim_any_pool_severed_with_queued())
+    if (!s->allow_severed && scn_pool_any_severed_with_queued())
         failf("oracle: a pool is severed with callbacks queued at quiescence");
 }
 
@@ -809,19 +773,25 @@ static void oracles_after_teardown(void) {
     for (i = 0; i < s->nobjs; i++) {
         const scn_obj *o = &s->objs[i];
         const obj_state *st = &R.objs[i];
-        sim_object_stats os;
+        scn_pool_object_counts os;
+        bool counted;
         if (!st->created || o->kind == SCN_OBJ_EVENT || o->kind == SCN_OBJ_GROUP) continue;
-        if (!st->os || !sim_object_stats_get(st->os, &os)) continue;
-        if (os.callbacks_run != st->calls + st->swallowed)
+        /* The model counts what it ran and dropped; the real pool does not
+         * say, and there the work oracle falls back to its bound. */
+        counted = scn_pool_object_counts_get(st->os, &os);
+        if (counted && os.callbacks_run != st->calls + st->swallowed)
             failf("oracle: %s %s: the pool ran %llu callbacks, the scenario saw %llu (+%llu swallowed after a disarm)",
                   scn_obj_kind_name(o->kind), o->name, (unsigned long long)os.callbacks_run,
                   (unsigned long long)st->calls, (unsigned long long)st->swallowed);
         switch (o->kind) {
         case SCN_OBJ_WORK:
-            if (st->calls + os.cancelled != st->arms)
+            if (counted && st->calls + os.cancelled != st->arms)
                 failf("oracle: work %s: %llu submits, %llu callbacks, %llu dropped", o->name,
                       (unsigned long long)st->arms, (unsigned long long)st->calls,
                       (unsigned long long)os.cancelled);
+            else if (!counted && st->calls > st->arms)
+                failf("oracle: work %s: %llu callbacks for %llu submits", o->name,
+                      (unsigned long long)st->calls, (unsigned long long)st->arms);
             break;
         case SCN_OBJ_WAIT:
         case SCN_OBJ_TIMER:
@@ -846,20 +816,11 @@ static void collect_faults(void) {
     for (i = 0; i < R.s->nfaults; i++) {
         const scn_fault *f = &R.s->faults[i];
         scn_text_printf(&R.faults, "fault %s (line %d): fired %llu time(s)\n", scn_fault_name(f->kind), f->line,
-                        (unsigned long long)sim_fault_fired(sim_kind_of(f->kind)));
+                        (unsigned long long)scn_pool_fault_fired(f->kind));
     }
 }
 
-static void collect_misuse(void) {
-    size_t n = sim_misuse_count(), i;
-    for (i = 0; i < n && i < 20; i++) {
-        sim_misuse m;
-        char buf[256];
-        if (!sim_misuse_get(i, &m)) break;
-        sim_misuse_format(&m, buf, sizeof buf);
-        scn_text_printf(&R.misuse, "%s\n", buf);
-    }
-}
+static void collect_misuse(void) { scn_pool_misuse_text(&R.misuse, 20); }
 
 static void scenario_main(void *arg) {
     const scn_scenario *s = R.s;
@@ -867,7 +828,7 @@ static void scenario_main(void *arg) {
     size_t i;
     uint64_t settle_for = s->settle > SCN_SETTLE_DEFAULT ? s->settle : SCN_SETTLE_DEFAULT;
     (void)arg;
-    sim_process_begin(NULL);
+    scn_pool_process_begin();
     /* Armed for every target, whatever TPHEAL_TRACE says: an armed filter
      * narrows what the hook sees, and a hold or a count on a point the
      * filter dropped would silently never match. */
@@ -917,10 +878,14 @@ static bool alloc_state(const scn_scenario *s) {
     R.label_time = calloc(s->nlabels ? s->nlabels : 1, sizeof *R.label_time);
     R.counts = calloc(R.npoints * (s->npools + 1), sizeof *R.counts);
     R.order_broken = calloc(s->norders ? s->norders : 1, sizeof *R.order_broken);
+    R.healer_key = kept_healer_key;
+    R.healer_key_known = kept_healer_key_known;
     return R.order_broken && R.pools && R.keys && R.objs && R.holds && R.label_time && R.counts;
 }
 
 static void free_state(void) {
+    size_t i;
+    for (i = 0; R.objs && i < R.s->nobjs; i++) scn_pool_file_close(R.objs[i].file);
     free(R.pools);
     free(R.keys);
     free(R.objs);
@@ -939,6 +904,16 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
     bool ended = false, deadlocked = false;
     char reason[256] = "";
     memset(out, 0, sizeof *out);
+    if (!o->native && !scn_pool_is_model()) {
+        out->bad_options = true;
+        out->failures = scn_strdup("controlled mode schedules the model's threads; the real pool's are the OS's: "
+                                   "use --mode native here, or tpheal-harness for controlled runs");
+        return -1;
+    }
+    if (scn_pool_unsupported(s, reason, sizeof reason)) {
+        out->declined = scn_strdup(reason);
+        return 0;
+    }
     if (!alloc_state(s)) {
         free_state();
         out->failures = scn_strdup("out of memory");
@@ -1022,8 +997,11 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
     out->failures = scn_text_take(&f);
     out->passed = out->failures == NULL;
     if (!out->passed || !o->tail_on_failure) out->trace_tail = format_tail();
-    if (sim_process_active()) sim_process_end();
-    tph_process_state_reset();
+    scn_pool_process_end();
+    if (!scn_pool_process_per_run() && R.healer_key_known) {
+        kept_healer_key = R.healer_key;
+        kept_healer_key_known = true;
+    }
     free_state();
     return 0;
 }
@@ -1035,5 +1013,6 @@ void scn_run_out_free(scn_run_out *o) {
     free(o->trace_tail);
     free(o->misuse);
     free(o->faults);
+    free(o->declined);
     memset(o, 0, sizeof *o);
 }

@@ -24,7 +24,10 @@ typedef struct scn_run_opts {
 
 typedef struct scn_run_out {
     bool passed;
-    bool bad_options;        /* the schedule string was rejected: failures says why */
+    bool bad_options;        /* the schedule string was rejected, or the mode is not
+                                available on this pool backend: failures says why */
+    char *declined;          /* not run: what the scenario needs that this pool
+                                backend lacks (scn_pool_unsupported); passed is false */
     int status;              /* sched_status, or -1 for a native run */
     char *failures;          /* NULL when passed: one line per broken oracle */
     char *schedule;          /* replay string (controlled runs) */

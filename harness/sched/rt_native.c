@@ -177,16 +177,28 @@ static struct {
     uint64_t start_ns;
     pcg choose;
     rt_native_options opts;
+    uint32_t generation;      /* bumped by every rt_native_run */
+    uint32_t foreign_threads; /* threads not spawned by the run that called in */
 } run;
 static rt_native_result last_result;
 static RT_TLS rt_thread *self;
+/* The noise stream of a thread the run did not spawn, and the run it was
+ * seeded for. */
+static RT_TLS pcg foreign_noise;
+static RT_TLS uint32_t foreign_generation;
 
 #if defined(_MSC_VER)
 static bool ended_now(void) { return InterlockedCompareExchange((volatile LONG *)&run.ended, 0, 0) != 0; }
 static void set_ended(void) { InterlockedExchange((volatile LONG *)&run.ended, 1); }
+static uint32_t load_u32(volatile uint32_t *p) { return (uint32_t)InterlockedCompareExchange((volatile LONG *)p, 0, 0); }
+static uint32_t increment_u32(volatile uint32_t *p) { return (uint32_t)InterlockedIncrement((volatile LONG *)p); }
+static void store_u32(volatile uint32_t *p, uint32_t v) { InterlockedExchange((volatile LONG *)p, (LONG)v); }
 #else
 static bool ended_now(void) { return __atomic_load_n(&run.ended, __ATOMIC_SEQ_CST) != 0; }
 static void set_ended(void) { __atomic_store_n(&run.ended, 1u, __ATOMIC_SEQ_CST); }
+static uint32_t load_u32(volatile uint32_t *p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
+static uint32_t increment_u32(volatile uint32_t *p) { return __atomic_add_fetch(p, 1u, __ATOMIC_SEQ_CST); }
+static void store_u32(volatile uint32_t *p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_SEQ_CST); }
 #endif
 
 static void finish_self(void) {
@@ -208,24 +220,42 @@ static void exit_if_ended(void) {
     }
 }
 
+/* The calling thread's noise stream.  A thread the run did not spawn -- a
+ * worker of the real Windows pool running a callback that reaches the
+ * harness's trace hook -- gets one too, seeded from the run's seed and the
+ * order in which such threads first call in: without it the real pool's
+ * callbacks would run unshaken while only the scenario's threads were. */
+static pcg *noise_stream(void) {
+    if (self) return &self->noise;
+    uint32_t gen = load_u32(&run.generation);
+    if (gen == 0) return NULL; /* no run yet */
+    if (foreign_generation != gen) {
+        uint32_t k = increment_u32(&run.foreign_threads);
+        pcg_seed(&foreign_noise, run.opts.seed, 0xc2b2ae3d27d4eb4full ^ ((uint64_t)k << 32));
+        foreign_generation = gen;
+    }
+    return &foreign_noise;
+}
+
 /* Free-running noise, drawn from the thread's own stream (no shared lock). */
 static void noise(void) {
     exit_if_ended();
-    if (!self) return;
     const rt_native_options *o = &run.opts;
     if ((o->yield_ppm | o->spin_ppm | o->sleep_ppm) == 0) return;
-    uint32_t r = pcg_below(&self->noise, 1000000u);
+    pcg *g = noise_stream();
+    if (!g) return;
+    uint32_t r = pcg_below(g, 1000000u);
     if (r < o->yield_ppm) {
         plat_os_yield();
     } else if (r < o->yield_ppm + o->spin_ppm) {
         uint32_t max = o->spin_max_iters ? o->spin_max_iters : 2000u;
         volatile uint32_t sink = 0;
-        uint32_t n = pcg_below(&self->noise, max) + 1u;
+        uint32_t n = pcg_below(g, max) + 1u;
         for (uint32_t i = 0; i < n; i++) sink += i;
         (void)sink;
     } else if (r < o->yield_ppm + o->spin_ppm + o->sleep_ppm) {
         uint32_t max = o->sleep_max_us ? o->sleep_max_us : 200u;
-        plat_sleep_ns(((uint64_t)pcg_below(&self->noise, max) + 1u) * 1000u);
+        plat_sleep_ns(((uint64_t)pcg_below(g, max) + 1u) * 1000u);
     }
 }
 
@@ -432,6 +462,8 @@ int rt_native_run(rt_thread_fn main_fn, void *arg, const rt_native_options *opts
     run.reason[0] = '\0';
     run.start_ns = plat_mono_ns();
     pcg_seed(&run.choose, opts->seed, 0xda3e39cb94b95bdbull);
+    store_u32(&run.foreign_threads, 0);
+    increment_u32(&run.generation);
     plat_unlock(&run_mu);
 #if defined(_MSC_VER)
     InterlockedExchange((volatile LONG *)&run.ended, 0);

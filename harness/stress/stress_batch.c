@@ -9,9 +9,11 @@
  *
  * Runs j = first, first+1, ... with seed stress_run_seed(base, j) until
  * count runs were made or max-ms of wall time has passed (checked between
- * runs), and prints (a native batch whose scenario expects a deadlock, or whose
- * one run would take longer than --max-run-ms of real time, prints the same
- * object with runs 0 and "skipped": why):
+ * runs), and prints (a scenario the linked pool backend declines -- the real
+ * pool of tpheal-harness-realpool has no faults, stalls, ... -- and a native
+ * batch whose scenario expects a deadlock, or whose one run would take longer
+ * than --max-run-ms of real time, print the same object with runs 0 and
+ * "skipped": why):
  *   {"scenario":..., "mode":..., "strategy":..., "depth":D, "base":"0x..",
  *    "first":J, "runs":N, "steps":S, "max_choice_points":C, "elapsed_ms":T,
  *    "hashes":["<16 hex>",...],          distinct interleaving hashes (controlled)
@@ -22,7 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scn_run.h" /* SCN_SETTLE_DEFAULT */
+#include "scn_pool.h" /* scn_pool_unsupported */
+#include "scn_run.h"  /* SCN_SETTLE_DEFAULT */
 #include "stress.h"
 #include "stress_runner.h"
 #include "stress_util.h"
@@ -148,13 +151,21 @@ int tph_stress_batch_main(int argc, char **argv) {
         fprintf(stderr, "%s:%d:%d: %s\n", a.path, err.line, err.col, err.msg);
         return 2;
     }
-    if (stress_wrong_build(a.path, scn->fail_fast_build)) {
+    char skip[256] = "";
+    /* Asked before the build check: the real pool has no fail-fast sibling. */
+    bool declined = scn_pool_unsupported(scn, skip, sizeof skip) != NULL;
+    if (!declined && stress_wrong_build(a.path, scn->fail_fast_build)) {
         scn_free(scn);
         return STRESS_EXIT_OTHER_BUILD;
     }
-    char skip[160] = "";
+    if (!declined && a.cfg.mode == STRESS_CONTROLLED && !scn_pool_is_model()) {
+        scn_free(scn);
+        return usage("controlled mode schedules the model's threads: use tpheal-harness", NULL);
+    }
     uint64_t est = native_estimate_ms(scn);
-    if (a.cfg.mode == STRESS_NATIVE && scn->outcome == SCN_OUTCOME_DEADLOCK)
+    if (declined)
+        (void)0; /* skip says why */
+    else if (a.cfg.mode == STRESS_NATIVE && scn->outcome == SCN_OUTCOME_DEADLOCK)
         /* On OS threads a deadlock is a hang: nothing ends it but a kill,
          * so the scenario is left to the controlled scheduler, which
          * detects it.  (Measured: a 60 s budget overran by 60 s.) */
@@ -168,7 +179,9 @@ int tph_stress_batch_main(int argc, char **argv) {
     if (skip[0]) {
         fputs("{\"scenario\":", stdout);
         stress_json_string(stdout, a.path);
-        fputs(",\"mode\":\"native\",\"runs\":0,\"failures_total\":0,\"failures\":[],"
+        fprintf(stdout, ",\"mode\":\"%s\",\"pool\":\"%s\",\"runs\":0,",
+                a.cfg.mode == STRESS_NATIVE ? "native" : "controlled", scn_pool_backend_name());
+        fputs("\"failures_total\":0,\"failures\":[],"
               "\"hashes\":[],\"skipped\":", stdout);
         stress_json_string(stdout, skip);
         fputs("}\n", stdout);
@@ -216,10 +229,10 @@ int tph_stress_batch_main(int argc, char **argv) {
     FILE *o = stdout;
     fputs("{\"scenario\":", o);
     stress_json_string(o, a.path);
-    fprintf(o, ",\"mode\":\"%s\",\"strategy\":\"%s\",\"depth\":%u,\"base\":\"0x%016llx\","
+    fprintf(o, ",\"mode\":\"%s\",\"pool\":\"%s\",\"strategy\":\"%s\",\"depth\":%u,\"base\":\"0x%016llx\","
                "\"first\":%llu,\"runs\":%llu,\"steps\":%llu,\"max_choice_points\":%llu,"
                "\"elapsed_ms\":%llu,\"failures_total\":%llu,\"failures\":[",
-            a.cfg.mode == STRESS_NATIVE ? "native" : "controlled", strategy_name(&a),
+            a.cfg.mode == STRESS_NATIVE ? "native" : "controlled", scn_pool_backend_name(), strategy_name(&a),
             a.cfg.pct ? a.cfg.depth : 0u, (unsigned long long)a.base,
             (unsigned long long)a.first, (unsigned long long)runs, (unsigned long long)steps,
             (unsigned long long)max_cp, (unsigned long long)(stress_wall_ms() - t0),

@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scn_pool.h"
 #include "stress.h"
 #include "stress_runner.h"
 #include "stress_util.h"
@@ -267,6 +268,11 @@ int tph_stress_faultloop_main(int argc, char **argv) {
             fprintf(stderr, CMD ": unknown option %s\n", o);
             return 2;
         }
+    }
+    if (!scn_pool_is_model()) {
+        /* faults are injected at the model's seam; the real pool has none */
+        fprintf(stderr, CMD ": the fault loop fails the model's seam calls: use tpheal-harness\n");
+        return 2;
     }
     if (!path || !have_seed) {
         fprintf(stderr, "usage: tpheal-harness " CMD " --seed SEED [--max-sites N] "

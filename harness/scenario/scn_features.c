@@ -1,0 +1,84 @@
+/* Which of a scenario's statements need more than the core's public API --
+ * a knob or read-out of the model, or a process that ends with the run -- so
+ * a pool backend can decline the scenarios it cannot run faithfully
+ * (scn_pool.h).  One walk over the parsed scenario, first use reported. */
+#include "scn_features.h"
+
+#include <stdio.h>
+
+static const char *const feature_text[SCN_FEATURE_COUNT] = {
+    [SCN_FEATURE_FAULT] = "faults are injected by the model of the pool",
+    [SCN_FEATURE_STALL] = "a stall setting is a knob of the model of the pool",
+    [SCN_FEATURE_RETIRE_WORKERS] = "retire_workers forces the model's idle timeout",
+    [SCN_FEATURE_SEVERED] = "severed() reads the model's state of the pool",
+    [SCN_FEATURE_HEALER] = "`healer` reads whether a healer started in this process, "
+                           "and here the process outlives the run",
+    [SCN_FEATURE_FAIL_FAST] = "a fail-fast ends the real process (RaiseFailFastException)",
+    [SCN_FEATURE_DEADLOCK] = "a deadlock on OS threads hangs for good",
+    [SCN_FEATURE_MISUSE] = "misuse is reported by the model; the real pool may corrupt memory",
+};
+
+const char *scn_feature_text(scn_feature f) {
+    return (unsigned)f < SCN_FEATURE_COUNT ? feature_text[f] : "?";
+}
+
+static int term_line(const scn_term *t, scn_feature f, int line) {
+    if (f == SCN_FEATURE_SEVERED && t->kind == SCN_TERM_SEVERED) return line;
+    if (f == SCN_FEATURE_HEALER && t->kind == SCN_TERM_HEALER) return line;
+    return 0;
+}
+
+static int expr_line(const scn_expr *e, scn_feature f) {
+    int l = term_line(&e->lhs, f, e->line);
+    return l ? l : term_line(&e->rhs, f, e->line);
+}
+
+static int block_line(const scn_block *b, scn_feature f) {
+    size_t i;
+    for (i = 0; i < b->n; i++) {
+        const scn_op *op = &b->ops[i];
+        int l = 0;
+        if (f == SCN_FEATURE_RETIRE_WORKERS && op->kind == SCN_OP_RETIRE_WORKERS) l = op->line;
+        else if (op->kind == SCN_OP_ASSERT && op->expr) l = expr_line(op->expr, f);
+        else if (op->kind == SCN_OP_REPEAT && op->body) l = block_line(op->body, f);
+        if (l) return l;
+    }
+    return 0;
+}
+
+int scn_feature_line(const scn_scenario *s, scn_feature f) {
+    size_t i;
+    int l;
+    switch (f) {
+    case SCN_FEATURE_FAULT: return s->nfaults ? s->faults[0].line : 0;
+    case SCN_FEATURE_STALL:
+        for (i = 0; i < s->npools; i++)
+            if (s->pools[i].stall != SCN_STALL_UNSET) return s->pools[i].line ? s->pools[i].line : 1;
+        return 0;
+    case SCN_FEATURE_FAIL_FAST: return s->outcome == SCN_OUTCOME_FAIL_FAST || s->fail_fast_build ? -1 : 0;
+    case SCN_FEATURE_DEADLOCK: return s->outcome == SCN_OUTCOME_DEADLOCK ? -1 : 0;
+    case SCN_FEATURE_MISUSE: return s->outcome == SCN_OUTCOME_MISUSE ? -1 : 0;
+    default: break;
+    }
+    for (i = 0; i < s->nthreads; i++)
+        if ((l = block_line(&s->threads[i].body, f)) != 0) return l;
+    for (i = 0; i < s->ncallbacks; i++)
+        if ((l = block_line(&s->callbacks[i].body, f)) != 0) return l;
+    for (i = 0; i < s->nexpects; i++)
+        if ((l = expr_line(&s->expects[i], f)) != 0) return l;
+    return 0;
+}
+
+const char *scn_features_first(const scn_scenario *s, unsigned mask, char *buf, size_t n) {
+    int f;
+    for (f = 0; f < SCN_FEATURE_COUNT; f++) {
+        int line;
+        if (!(mask & (1u << f))) continue;
+        line = scn_feature_line(s, (scn_feature)f);
+        if (line == 0) continue;
+        if (line > 0) snprintf(buf, n, "line %d: %s", line, feature_text[f]);
+        else snprintf(buf, n, "%s", feature_text[f]);
+        return buf;
+    }
+    return NULL;
+}
