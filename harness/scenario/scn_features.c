@@ -5,14 +5,15 @@
 #include "scn_features.h"
 
 #include <stdio.h>
+#include <string.h>
 
 static const char *const feature_text[SCN_FEATURE_COUNT] = {
     [SCN_FEATURE_FAULT] = "faults are injected by the model of the pool",
     [SCN_FEATURE_STALL] = "a stall setting is a knob of the model of the pool",
     [SCN_FEATURE_RETIRE_WORKERS] = "retire_workers forces the model's idle timeout",
     [SCN_FEATURE_SEVERED] = "severed() reads the model's state of the pool",
-    [SCN_FEATURE_HEALER] = "`healer` reads whether a healer started in this process, "
-                           "and here the process outlives the run",
+    [SCN_FEATURE_HEALER] = "the healer starts once per process (`healer`, healer-started, "
+                           "healer-start-failed), and here the process outlives the run",
     [SCN_FEATURE_FAIL_FAST] = "a fail-fast ends the real process (RaiseFailFastException)",
     [SCN_FEATURE_DEADLOCK] = "a deadlock on OS threads hangs for good",
     [SCN_FEATURE_MISUSE] = "misuse is reported by the model; the real pool may corrupt memory",
@@ -22,9 +23,16 @@ const char *scn_feature_text(scn_feature f) {
     return (unsigned)f < SCN_FEATURE_COUNT ? feature_text[f] : "?";
 }
 
+/* The trace points that happen once per process: the healer's start. */
+static bool once_per_process(int point) {
+    const char *name = point >= 0 ? scn_trace_point_name(point) : "";
+    return strcmp(name, "healer-started") == 0 || strcmp(name, "healer-start-failed") == 0;
+}
+
 static int term_line(const scn_term *t, scn_feature f, int line) {
     if (f == SCN_FEATURE_SEVERED && t->kind == SCN_TERM_SEVERED) return line;
     if (f == SCN_FEATURE_HEALER && t->kind == SCN_TERM_HEALER) return line;
+    if (f == SCN_FEATURE_HEALER && t->kind == SCN_TERM_COUNT && once_per_process(t->event)) return line;
     return 0;
 }
 
@@ -39,6 +47,7 @@ static int block_line(const scn_block *b, scn_feature f) {
         const scn_op *op = &b->ops[i];
         int l = 0;
         if (f == SCN_FEATURE_RETIRE_WORKERS && op->kind == SCN_OP_RETIRE_WORKERS) l = op->line;
+        else if (f == SCN_FEATURE_HEALER && op->kind == SCN_OP_AWAIT && once_per_process(op->point)) l = op->line;
         else if (op->kind == SCN_OP_ASSERT && op->expr) l = expr_line(op->expr, f);
         else if (op->kind == SCN_OP_REPEAT && op->body) l = block_line(op->body, f);
         if (l) return l;
@@ -66,6 +75,12 @@ int scn_feature_line(const scn_scenario *s, scn_feature f) {
         if ((l = block_line(&s->callbacks[i].body, f)) != 0) return l;
     for (i = 0; i < s->nexpects; i++)
         if ((l = expr_line(&s->expects[i], f)) != 0) return l;
+    for (i = 0; f == SCN_FEATURE_HEALER && i < s->nholds; i++)
+        if (once_per_process(s->holds[i].point) ||
+            (s->holds[i].release == SCN_HOLD_UNTIL && once_per_process(s->holds[i].until_point)))
+            return s->holds[i].line;
+    for (i = 0; f == SCN_FEATURE_HEALER && i < s->norders; i++)
+        if (once_per_process(s->orders[i].first) || once_per_process(s->orders[i].then)) return s->orders[i].line;
     return 0;
 }
 

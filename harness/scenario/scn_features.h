@@ -13,7 +13,8 @@ typedef enum scn_feature {
     SCN_FEATURE_STALL,          /* a pool's `stall` setting */
     SCN_FEATURE_RETIRE_WORKERS, /* `retire_workers P` */
     SCN_FEATURE_SEVERED,        /* the severed(P) term */
-    SCN_FEATURE_HEALER,         /* the `healer` term */
+    SCN_FEATURE_HEALER,         /* `healer`; healer-started / healer-start-failed
+                                   counted, awaited, held on or ordered */
     SCN_FEATURE_FAIL_FAST,      /* `expect fail_fast`, `build fail_fast` */
     SCN_FEATURE_DEADLOCK,       /* `expect deadlock` */
     SCN_FEATURE_MISUSE,         /* `expect misuse` */
