@@ -4,6 +4,7 @@ time budget, on both cores.  docs/stress.md is the user's page.
 
   ci/stress.py --build build --seconds 60 [--seed S] [--shard i/n]
                [--sanitize address|thread] [--scenarios FILE|DIR ...]
+               [--modes faultloop,controlled,real,native] [--exec-wrapper wine]
   ci/stress.py merge OUT.json IN.json...      combine shard result files
 
 Phases, in order, sharing the budget:
@@ -11,14 +12,18 @@ Phases, in order, sharing the budget:
                   failed, until none is left (bounded, not timed)
   2. controlled   deterministic scheduler, random walk + PCT depth 1-3
                   (80% of what is left; 0% under TSan, which cannot follow fibers)
-  3. native       real OS threads with seeded noise (the other 20%); a failure
-                  is re-run under the controlled scheduler from its seed
+  3. real         Windows builds only (tpheal-harness-realpool next to the
+                  harness): the real Windows thread pool, free-running (15%)
+  4. native       the model on real OS threads with seeded noise (the other
+                  20%, 5% when real runs); a failure of 3 or 4 is re-run under
+                  the controlled scheduler on the model from its seed
 Exit status: 0 no failure, 1 a failure (or a harness problem), 2 bad usage."""
 from __future__ import annotations
 
 import argparse
 import os
 import pathlib
+import shlex
 import sys
 import threading
 import time
@@ -31,7 +36,6 @@ import stress_results as R  # noqa: E402
 from stress_progress import Progress  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
-NATIVE_SHARE = 0.2
 # A batch returns after this much wall time (the harness checks its clock
 # between runs): long enough that process start-up is noise (~2 ms), short
 # enough that the budget is kept to within about one batch.
@@ -82,7 +86,10 @@ class Run:
         self.build = pathlib.Path(args.build)
         if args.sanitize:
             self.build = self.build / {"address": "asan", "thread": "tsan"}[args.sanitize]
-        self.harness = H.find_harness(self.build)
+        # Windows executables from Linux: `--exec-wrapper wine` (or
+        # TPHEAL_EXEC_WRAPPER) prefixes every harness command.
+        self.wrapper = shlex.split(args.exec_wrapper or os.environ.get("TPHEAL_EXEC_WRAPPER", ""))
+        self.harness = H.find_harness(self.build, wrapped=bool(self.wrapper))
         if self.harness is None:
             raise UsageError(f"no tpheal-harness under {self.build}: build it first "
                              f"(make build{'-asan' if args.sanitize == 'address' else '-tsan' if args.sanitize == 'thread' else ''})")
@@ -90,13 +97,19 @@ class Run:
         # Scenarios that say `build fail-fast` run on the sibling executable
         # built with TPHEAL_FAIL_FAST; the harness says so with exit status 4.
         self.sibling = self.harness.with_name("tpheal-harness-failfast" + self.harness.suffix)
+        # The real Windows pool (mode "real"): built on Windows only.
+        self.realpool = H.find_realpool(self.harness, wrapped=bool(self.wrapper))
+        self.modes = parse_modes(args.modes)
+        if self.modes is not None and "real" in self.modes and self.realpool is None:
+            raise UsageError(f"--modes real: no {H.REALPOOL}{self.harness.suffix} next to "
+                             f"{rel(self.harness)} (it is built for Windows only)")
         self.exe: dict = {}
         self.shard = P.parse_shard(args.shard)
         self.master = P.parse_seed(args.seed) if args.seed else P.clock_master_seed()
         self.scenarios = discover_scenarios(args.scenarios)
         self.out = pathlib.Path(args.out) if args.out else pathlib.Path(args.build) / "stress"
         self.fail_dir = self.out / "failures"
-        self.env = H.sanitizer_env()
+        self.env = H.wrapper_env(H.sanitizer_env(), self.wrapper, self.build)
         self.lock = threading.Lock()
         self.res = R.Results(master_seed=self.master, shards=[str(self.shard)],
                              sanitize=args.sanitize or "", budget_seconds=args.seconds)
@@ -112,13 +125,12 @@ class Run:
     def main(self) -> int:
         self.t0 = time.monotonic()
         self.deadline = self.t0 + self.args.seconds
-        modes = ["native"] if self.args.sanitize == "thread" else ["controlled", "native"]
-        share = {"controlled": 1.0 - NATIVE_SHARE, "native": NATIVE_SHARE}
-        if modes == ["native"]:
-            share = {"native": 1.0}
+        share = P.plan_shares(self.realpool is not None, self.args.sanitize or "", self.modes)
+        modes = list(share)
+        self.planned = modes
         self.banner(modes, share)
         self.prepare_out()
-        if not self.args.no_faultloop and self.args.sanitize != "thread":
+        if self.faultloop_on():
             self.phase_faultloop()
         left = max(0.0, self.deadline - time.monotonic())
         for i, mode in enumerate(modes):
@@ -132,6 +144,10 @@ class Run:
         print(R.table(self.res))
         return self.verdict()
 
+    def faultloop_on(self) -> bool:
+        return not self.args.no_faultloop and self.args.sanitize != "thread" and \
+            (self.modes is None or "faultloop" in self.modes)
+
     def banner(self, modes, share):
         a = self.args
         again = f"make stress SEED={self.master}"
@@ -142,11 +158,15 @@ class Run:
         if a.sanitize:
             again += f" SANITIZE={a.sanitize}"
         self.again = again
-        split = ", ".join(f"{m} {share[m]:.0%}" for m in modes)
+        if a.modes:
+            again += f" (ci/stress.py --modes {a.modes})"
+        split = ", ".join(f"{m} {share[m]:.0%}" for m in modes) or "no timed phase"
         print(f"stress: master seed {self.master}  (repeat: {again})", flush=True)
         print(f"stress: {len(self.scenarios)} scenarios, {a.seconds:g} s budget ({split}"
-              f"{', after the fault loop' if not a.no_faultloop and a.sanitize != 'thread' else ''}), "
+              f"{', after the fault loop' if self.faultloop_on() else ''}), "
               f"{self.jobs} workers ({self.native_jobs} free-running), shard {self.shard}, harness {self.harness_rel}"
+              f"{', real pool ' + rel(self.realpool) if self.realpool and 'real' in modes else ''}"
+              f"{', via ' + ' '.join(self.wrapper) if self.wrapper else ''}"
               f"{', sanitizer ' + a.sanitize if a.sanitize else ''}", flush=True)
 
     def prepare_out(self):
@@ -190,7 +210,7 @@ class Run:
                 slice_ms = BATCH_MS if quota is not None else min(BATCH_MS, int((until - now) * 1000))
                 # A free-running run cannot stop early: one longer than what
                 # is left of the phase is declined by the harness (skipped).
-                run_ms = 0 if mode != "native" or quota is not None else \
+                run_ms = 0 if mode not in P.FREE_RUNNING or quota is not None else \
                     max(1, int((until - now) * 1000))
                 self.run_batch(b, slice_ms, k, run_ms)
 
@@ -198,26 +218,33 @@ class Run:
         # real time there (about 2 s a run against ~0.1 s of CPU), so more
         # processes than cores keep the cores busy.
         cpu0 = children_cpu()
-        self.workers(worker, self.native_jobs if mode == "native" else self.jobs)
+        self.workers(worker, self.native_jobs if mode in P.FREE_RUNNING else self.jobs)
         self.res.phase_seconds[mode] = time.monotonic() - start
         self.res.cpu_seconds[mode] = children_cpu() - cpu0
 
-    def exe_for(self, scenario: str) -> pathlib.Path:
+    def exe_for(self, scenario: str, mode: str = "") -> pathlib.Path:
+        if mode == "real":
+            return self.realpool
         return self.exe.get(scenario, self.harness)
 
-    def call_for(self, scenario: str, make_cmd, timeout: float):
+    def call(self, cmd, timeout: float):
+        return H.call(cmd, timeout=timeout, env=self.env, wrapper=self.wrapper)
+
+    def call_for(self, scenario: str, make_cmd, timeout: float, mode: str = ""):
         """Runs make_cmd(exe) for the scenario's executable, switching to the
-        fail-fast sibling once when the harness asks for it (exit 4)."""
-        o = H.call(make_cmd(self.exe_for(scenario)), timeout=timeout, env=self.env)
-        if o.returncode == H.EXIT_OTHER_BUILD and self.exe_for(scenario) == self.harness \
+        fail-fast sibling once when the harness asks for it (exit 4).  The
+        real pool has no sibling: it declines fail-fast scenarios."""
+        o = self.call(make_cmd(self.exe_for(scenario, mode)), timeout)
+        if o.returncode == H.EXIT_OTHER_BUILD and self.exe_for(scenario, mode) == self.harness \
                 and self.sibling.is_file():
             with self.lock:
                 self.exe[scenario] = self.sibling
-            o = H.call(make_cmd(self.sibling), timeout=timeout, env=self.env)
+            o = self.call(make_cmd(self.sibling), timeout)
         return o
 
-    def rel_exe(self, scenario: str) -> str:
-        return rel(self.exe_for(scenario))
+    def rel_exe(self, scenario: str, mode: str = "") -> str:
+        """The executable as a replay line names it (with the wrapper)."""
+        return " ".join([*self.wrapper, rel(self.exe_for(scenario, mode))])
 
     def run_batch(self, b: P.Batch, max_ms: int, pct_steps: int, max_run_ms: int = 0):
         # A batch stops itself after max_ms; one run may still be long (the
@@ -225,11 +252,20 @@ class Run:
         t = time.monotonic()
         o = self.call_for(b.scenario, lambda exe: H.batch_cmd(exe, b, 1 << 40, max(1, max_ms),
                                                               pct_steps, max_run_ms),
-                          max_ms / 1000 + (BATCH_GRACE_NATIVE if b.mode == "native" else 60))
-        cmd = H.batch_cmd(self.exe_for(b.scenario), b, 1 << 40, max(1, max_ms), pct_steps)
+                          max_ms / 1000 + (BATCH_GRACE_NATIVE if b.mode in P.FREE_RUNNING else 60),
+                          b.mode)
+        cmd = H.batch_cmd(self.exe_for(b.scenario, b.mode), b, 1 << 40, max(1, max_ms), pct_steps)
         secs = time.monotonic() - t
         d = o.data[-1] if o.data else {}
         fails = d.get("failures", [])
+        if b.mode == "real" and d and d.get("pool", "win32") != "win32":
+            # Runs counted as the real pool's must have run on it.
+            with self.lock:
+                if not any(e.get("pool_mismatch") for e in self.res.errors):
+                    self.res.errors.append({"problem": f"{rel(self.realpool)} ran on pool "
+                                                       f"{d.get('pool')!r}, not win32",
+                                            "pool_mismatch": True})
+            return
         if d.get("skipped"):
             with self.lock:  # the time left only shrinks: skipped for good
                 self.skipped[(b.scenario, b.mode)] = d["skipped"]
@@ -258,16 +294,17 @@ class Run:
         entry = {"scenario": b.scenario, "mode": b.mode, "strategy": b.strategy,
                  "depth": b.depth, "pct_steps": pct_steps, "seed": seed, "batch": b.k,
                  "status": f.get("status", "failed"), "reason": f.get("reason", ""),
-                 "replay": " ".join(H.run_cmd(self.rel_exe(b.scenario), b.scenario, seed, b.mode,
-                                              b.strategy, b.depth, pct_steps, json_out=False))}
+                 "replay": " ".join(H.run_cmd(self.rel_exe(b.scenario, b.mode), b.scenario, seed,
+                                              b.mode, b.strategy, b.depth, pct_steps,
+                                              json_out=False))}
         if f.get("schedule"):
             entry["schedule"] = f["schedule"]
         if "j" in f:  # the same run as its batch made it: seed splitmix64(base + j)
             entry["batch_replay"] = " ".join(
-                [self.rel_exe(b.scenario)] +
+                [self.rel_exe(b.scenario, b.mode)] +
                 H.batch_cmd("", b, 1, 0, pct_steps)[1:]).replace(
                 "--max-ms 0", f"--first {f['j']}")
-        if b.mode == "native":
+        if b.mode in P.FREE_RUNNING:
             entry["reproduction"] = self.reproduce(b.scenario, seed)
         self.add_failure(entry)
 
@@ -286,29 +323,31 @@ class Run:
         reason = o.sanitizer or (o.stderr.strip().splitlines() or [""])[-1][:300]
         if o.crash_seed is not None:
             seed = o.crash_seed
-            replay = " ".join(H.run_cmd(self.rel_exe(b.scenario), b.scenario, seed, b.mode,
-                                        b.strategy, b.depth, pct_steps, json_out=False))
+            replay = " ".join(H.run_cmd(self.rel_exe(b.scenario, b.mode), b.scenario, seed,
+                                        b.mode, b.strategy, b.depth, pct_steps, json_out=False))
         else:
             seed = None
-            replay = " ".join([self.rel_exe(b.scenario)] + [str(c) for c in cmd[1:]])
+            replay = " ".join([self.rel_exe(b.scenario, b.mode)] + [str(c) for c in cmd[1:]])
         entry = {"scenario": b.scenario, "mode": b.mode, "strategy": b.strategy,
                  "depth": b.depth, "pct_steps": pct_steps, "seed": seed, "batch": b.k,
                  "status": status, "reason": reason, "returncode": o.returncode,
                  "replay": replay, "stderr_tail": o.stderr[-4000:]}
-        if b.mode == "native" and seed is not None and status != "sanitizer":
+        if b.mode in P.FREE_RUNNING and seed is not None and status != "sanitizer":
             entry["reproduction"] = self.reproduce(b.scenario, seed)
         with self.lock:
             self.res.mode(b.scenario, b.mode).failures += 1
         self.add_failure(entry)
 
     def reproduce(self, scenario: str, seed: int) -> dict:
-        """A free-running failure, tried under the controlled scheduler from
-        the same seed with each strategy of the rotation: a deterministic
-        reproduction is what makes it debuggable."""
+        """A free-running failure (model or real pool), tried under the
+        controlled scheduler on the model from the same seed with each
+        strategy of the rotation: a deterministic reproduction is what makes
+        it debuggable.  Through call_for, so a scenario the plain harness
+        hands to its fail-fast sibling (exit 4) is not taken for a failure."""
         tried = []
         for strategy, depth in P.ROTATION:
-            cmd = H.run_cmd(self.exe_for(scenario), scenario, seed, "controlled", strategy, depth)
-            o = H.call(cmd, timeout=120, env=self.env)
+            o = self.call_for(scenario, lambda exe: H.run_cmd(exe, scenario, seed, "controlled",
+                                                              strategy, depth), 120)
             verdict = "failed" if (o.returncode not in (0, None) and o.returncode != 2) else \
                 ("passed" if o.returncode == 0 else "error")
             line = " ".join(H.run_cmd(self.rel_exe(scenario), scenario, seed, "controlled",
@@ -418,7 +457,9 @@ class Run:
         if late:
             print(f"stress: {late} scenarios had free-running batches declined: one run would "
                   "have outlasted the phase (results.json: skipped)")
-        print(f"stress: {tot.runs:,} controlled schedules, "
+        real = f"{self.res.total('real').runs:,} real-pool runs, " \
+            if "real" in self.planned else ""
+        print(f"stress: {tot.runs:,} controlled schedules, {real}"
               f"{self.res.total('native').runs:,} native runs, "
               f"{sum(f.get('sites', 0) for f in self.res.faultloop.values())} fault sites; "
               f"{n} failure{'s' if n != 1 else ''}; results in {rel(self.out / 'results.json')}")
@@ -502,10 +543,33 @@ def parse_args(argv):
     ap.add_argument("--no-faultloop", action="store_true")
     ap.add_argument("--faultloop-seed", type=lambda s: P.parse_seed(s), default=None)
     ap.add_argument("--max-fault-sites", type=int, default=10000)
+    ap.add_argument("--modes", help="comma-separated phases to run, of "
+                    f"{','.join(PHASES)} (default: all this build has)")
+    ap.add_argument("--exec-wrapper", help="command prefixed to every harness call, e.g. "
+                    "wine for a Windows build dir on Linux (env TPHEAL_EXEC_WRAPPER)")
     a = ap.parse_args(argv)
     if a.seconds < 0:
         ap.error("--seconds must be >= 0")
+    try:
+        parse_modes(a.modes)
+    except UsageError as e:
+        ap.error(str(e))
     return a
+
+
+PHASES = ("faultloop",) + P.BATCH_MODES
+
+
+def parse_modes(text):
+    """--modes a,b -> the set of phases to run; None = all of them."""
+    if not text:
+        return None
+    modes = {m.strip() for m in text.split(",") if m.strip()}
+    bad = sorted(modes - set(PHASES))
+    if bad or not modes:
+        raise UsageError(f"--modes {text}: unknown {', '.join(bad) or 'empty list'} "
+                         f"(phases: {', '.join(PHASES)})")
+    return modes
 
 
 def main(argv=None) -> int:

@@ -12,6 +12,12 @@ engine the last; docs/stress.md describes the JSON):
       is left to fail; prints one JSON object per injected fault and a summary.
   run FILE --seed S --mode controlled|native [--strategy S --depth D] --json
       one run, the replay command printed for every failure.
+
+The driver's mode "real" is tpheal-harness-realpool (the same CLI linked
+with the real Windows pool), which only runs free (`--mode native`): the
+command lines name that mode, the driver's results and seed streams keep
+"real" apart.  An exec wrapper (`wine`) runs Windows executables from Linux:
+every command is prefixed with it and `.exe` files are looked for.
 """
 from __future__ import annotations
 
@@ -44,13 +50,53 @@ def sanitizer_env(base: dict | None = None) -> dict:
     return env
 
 
-def find_harness(build: pathlib.Path) -> pathlib.Path | None:
-    exe = "" if POSIX else ".exe"
-    for rel in ("harness/scenario/tpheal-harness", "harness/tpheal-harness", "tpheal-harness"):
-        p = build / (rel + exe)
-        if p.is_file() and os.access(p, os.X_OK):
-            return p
+# The harness's --mode for each driver mode (only "real" differs).
+HARNESS_MODE = {"real": "native"}
+REALPOOL = "tpheal-harness-realpool"
+
+
+def harness_mode(mode: str) -> str:
+    return HARNESS_MODE.get(mode, mode)
+
+
+def _runnable(p: pathlib.Path, wrapped: bool) -> bool:
+    # A wrapper (wine) runs the file; it need not be executable itself.
+    return p.is_file() and (wrapped or os.access(p, os.X_OK))
+
+
+def find_harness(build: pathlib.Path, wrapped: bool = False) -> pathlib.Path | None:
+    """The model harness; with a wrapper also the Windows one (.exe) of a
+    cross build, which a Linux host runs through the wrapper."""
+    exes = [""] if POSIX else [".exe"]
+    if wrapped and ".exe" not in exes:
+        exes.append(".exe")
+    for exe in exes:
+        for rel in ("harness/scenario/tpheal-harness", "harness/tpheal-harness", "tpheal-harness"):
+            p = build / (rel + exe)
+            if _runnable(p, wrapped):
+                return p
     return None
+
+
+def find_realpool(harness: pathlib.Path, wrapped: bool = False) -> pathlib.Path | None:
+    """tpheal-harness-realpool next to the harness: built only for Windows
+    (the real pool exists there only)."""
+    p = harness.with_name(REALPOOL + harness.suffix)
+    return p if _runnable(p, wrapped) else None
+
+
+def wrapper_env(env: dict, wrapper: list[str], build: pathlib.Path) -> dict:
+    """The environment ci/windows/wine-env.sh gives a build directory's Wine:
+    its own prefix inside the build (never ~/.wine), no debug chatter on
+    stderr (it would read as the harness's last words), no Mono/Gecko
+    prompts.  Values already set by the caller win."""
+    env = dict(env)
+    if wrapper and pathlib.Path(wrapper[0]).name.startswith("wine"):
+        env.setdefault("WINEPREFIX", str(pathlib.Path(build).resolve() / "wineprefix"))
+        env.setdefault("WINEDEBUG", "-all")
+        env.setdefault("WINEDLLOVERRIDES", "mscoree,mshtml=")
+        env.setdefault("WINEARCH", "win64")
+    return env
 
 
 @dataclasses.dataclass
@@ -85,8 +131,10 @@ def _kill(proc, sig):
         pass
 
 
-def call(cmd: list[str], timeout: float, env: dict) -> Outcome:
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+def call(cmd: list[str], timeout: float, env: dict, wrapper=()) -> Outcome:
+    """Runs cmd (prefixed with the exec wrapper, if any) and parses its
+    JSON lines."""
+    proc = subprocess.Popen([*wrapper, *map(str, cmd)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env=env, start_new_session=POSIX)
     try:
         out, err = proc.communicate(timeout=timeout)
@@ -123,7 +171,7 @@ def call(cmd: list[str], timeout: float, env: dict) -> Outcome:
 
 def batch_cmd(harness, b, count: int, max_ms: int, pct_steps: int,
               max_run_ms: int = 0) -> list[str]:
-    cmd = [str(harness), "stress-batch", "--mode", b.mode, "--base", f"0x{b.base:016x}",
+    cmd = [str(harness), "stress-batch", "--mode", harness_mode(b.mode), "--base", f"0x{b.base:016x}",
            "--count", str(count), "--max-ms", str(max_ms)]
     if max_run_ms:
         cmd += ["--max-run-ms", str(max_run_ms)]
@@ -145,7 +193,7 @@ def run_cmd(harness, scenario: str, seed: int, mode: str, strategy: str = "",
             depth: int = 0, pct_steps: int = 0, json_out: bool = True) -> list[str]:
     """The scenario engine's single-run command; also the replay line a
     failure file prints (harness path relative to the repo when possible)."""
-    cmd = [str(harness), "run", scenario, "--seed", str(seed), "--mode", mode]
+    cmd = [str(harness), "run", scenario, "--seed", str(seed), "--mode", harness_mode(mode)]
     if mode == "controlled" and strategy:
         cmd += ["--strategy", strategy]
         if strategy == "pct":

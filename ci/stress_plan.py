@@ -22,10 +22,43 @@ import time
 MASK64 = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15
 
-# Domain tags keep the controlled and native seed streams apart: a seed that
-# found nothing in one mode says nothing about the other.
+# Domain tags keep the seed streams of the modes apart: a seed that found
+# nothing in one mode says nothing about another ("real" runs the same seeds'
+# noise on the real Windows pool, a different system from the model native
+# runs on, so it gets its own stream too).
 MODE_TAG = {"controlled": 0x636F6E74726F6C00, "native": 0x6E61746976650000,
-            "faultloop": 0x6661756C74000000}
+            "real": 0x7265616C00000000, "faultloop": 0x6661756C74000000}
+
+# The batch modes, in the order their phases run.  "native" and "real" are
+# free-running (OS threads, real time): "native" drives the model of the pool
+# (tpheal-harness --mode native), "real" the real Windows thread pool
+# (tpheal-harness-realpool, which has only that mode).  Real runs before
+# native so that a batch overrunning its slice eats into the smaller share.
+BATCH_MODES = ("controlled", "real", "native")
+FREE_RUNNING = ("native", "real")
+
+# Share of the timed budget per mode.  Controlled schedules are where the
+# interleavings are explored (~35,000 a CPU second against one free-running
+# run per 2-3 s of real time), so they keep 80% whatever else is available;
+# with the real pool, 3/4 of the free-running share goes to it: it is the
+# only phase that tests the library against the system it is written for,
+# while native only re-checks the model on OS threads.
+SHARES = {"controlled": 0.80, "native": 0.20}
+SHARES_WITH_REAL = {"controlled": 0.80, "real": 0.15, "native": 0.05}
+
+
+def plan_shares(have_real: bool, sanitize: str = "", only=None) -> dict:
+    """Mode -> share of the timed budget (summing to 1), in phase order.
+    Under TSan there is no controlled phase (its fibers are not annotated);
+    `only` restricts the modes (--modes); the kept shares are rescaled."""
+    base = SHARES_WITH_REAL if have_real else SHARES
+    modes = [m for m in BATCH_MODES if m in base]
+    if sanitize == "thread":
+        modes.remove("controlled")
+    if only is not None:
+        modes = [m for m in modes if m in only]
+    total = sum(base[m] for m in modes)
+    return {m: base[m] / total for m in modes} if total else {}
 
 # Rotation of controlled strategies: a random walk, then PCT at depths 1-3
 # (depth 1 is a random priority order with no change point; depths 2 and 3
@@ -102,6 +135,7 @@ class Batch:
 
 
 def rotation(mode: str):
+    # Free-running modes have no strategy: the OS schedules.
     return ROTATION if mode == "controlled" else (("", 0),)
 
 

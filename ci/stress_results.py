@@ -11,8 +11,10 @@ import heapq
 import json
 import pathlib
 
+# Still /2 with the "real" mode added: no existing field changed meaning, a
+# reader of /2 finds one more key in totals, scenarios and skipped.
 FORMAT = "tpheal-stress-results/2"
-MODES = ("controlled", "native")
+MODES = ("controlled", "native", "real")
 
 # Distinct interleavings are counted exactly up to 2*KMV_K per scenario and
 # mode, and past that estimated with a K-minimum-values sketch: the interleaving
@@ -219,24 +221,33 @@ def _fmt_rate(x: float) -> str:
 def table(results: Results) -> str:
     """One row per scenario: runs per mode, distinct interleavings (controlled
     mode: the harness hashes each run's sequence of thread switches),
-    schedules/s per busy worker, failures; then the totals."""
-    head = ("scenario", "controlled", "interleavings", "sched/s", "native", "sched/s",
-            "fault sites", "failures")
+    schedules/s per busy worker, failures; then the totals.  The real-pool
+    columns are there when the run had a real phase (Windows builds) or a
+    merged file has real runs; "-" marks a scenario the real pool declined."""
+    show_real = "real" in results.split or any("real" in per for per in results.scenarios.values())
+    head = ("scenario", "controlled", "interleavings", "sched/s", "native", "sched/s") + \
+        (("real", "sched/s") if show_real else ()) + ("fault sites", "failures")
     rows = []
     for name in sorted(set(results.scenarios) | set(results.faultloop)):
         per = results.scenarios.get(name, {})
         c, n = per.get("controlled", ModeStats()), per.get("native", ModeStats())
         fl = results.faultloop.get(name, {})
         fails = sum(1 for f in results.failures if f.get("scenario") == name)
+        real = ()
+        if show_real:
+            r = per.get("real", ModeStats())
+            declined = "real" in results.skipped.get(name, {}) and not r.runs
+            real = ("-", "-") if declined else (f"{r.runs:,}", _fmt_rate(r.rate()))
         rows.append((name, f"{c.runs:,}", f"{'~' if c.sketched else ''}{c.distinct():,}", _fmt_rate(c.rate()),
-                     f"{n.runs:,}", _fmt_rate(n.rate()),
-                     str(fl.get("sites", "-")) if fl else "-", str(fails)))
-    c, n = results.total("controlled"), results.total("native")
-    pc, pn = results.phase_seconds.get("controlled", 0), results.phase_seconds.get("native", 0)
+                     f"{n.runs:,}", _fmt_rate(n.rate())) + real +
+                    (str(fl.get("sites", "-")) if fl else "-", str(fails)))
+    c, n, r = results.total("controlled"), results.total("native"), results.total("real")
+    pc, pn, pr = (results.phase_seconds.get(m, 0) for m in ("controlled", "native", "real"))
     rows.append(("TOTAL (wall)", f"{c.runs:,}", f"{'~' if c.sketched else ''}{c.distinct():,}",
                  _fmt_rate(c.runs / pc if pc else 0), f"{n.runs:,}",
-                 _fmt_rate(n.runs / pn if pn else 0),
-                 str(sum(f.get("sites", 0) for f in results.faultloop.values())),
+                 _fmt_rate(n.runs / pn if pn else 0)) +
+                ((f"{r.runs:,}", _fmt_rate(r.runs / pr if pr else 0)) if show_real else ()) +
+                (str(sum(f.get("sites", 0) for f in results.faultloop.values())),
                  str(results.failure_count())))
     widths = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
     def fmt(r):
