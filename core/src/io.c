@@ -79,12 +79,20 @@ tph_err tph_io_cancel(tph_io *io) {
 
 uint64_t tph_io_outstanding(tph_io *io) { return io ? tph_os_load64(&io->outstanding) : 0; }
 
+/* The run-down is a drain of the starts as well as the callbacks:
+ * WaitForThreadpoolIoCallbacks(FALSE) does not return while a start is open
+ * (conformance case io.wait_blocks_on_open_start; Wine's ntdll test asserts
+ * the same of Windows).  So a start the caller neither issues nor cancels
+ * blocks it for good -- the promise of io.h, not something the core can
+ * refuse up front: a start whose completion is queued but whose callback has
+ * not begun looks the same from here.  The core once answered an open start
+ * with EBUSY after the wait, trusting a model that let the wait return; on
+ * the real pool (tpheal-harness-realpool under Wine) that run-down never
+ * came back.  EBUSY now means a start made on another thread during the
+ * wait, which the object must not be freed under. */
 static tph_err run_down(tph_io *io) {
     TPH_TRACE("api", "WaitForThreadpoolIoCallbacks", (uintptr_t)io->os, 0);
     tph_os_io_wait(io->os, false);
-    /* A start with neither a completion nor a cancel is the caller's broken
-     * promise; reported rather than hidden, since the object cannot be
-     * safely freed while an operation might still complete into it. */
     return tph_os_load64(&io->outstanding) == 0 ? TPH_OK : TPH_EBUSY;
 }
 
@@ -98,9 +106,9 @@ tph_err tph_io_close(tph_io *io) {
     if (io == NULL) return TPH_EINVAL;
     tph_object_close_begin(&io->base);
     if (run_down(io) != TPH_OK) {
-        /* Still open and usable: the caller cancels the start and closes
-         * again.  Freeing now would let that operation complete into freed
-         * memory. */
+        /* A start raced the close: still open and usable, the caller ends
+         * it and closes again.  Freeing now would let that operation
+         * complete into freed memory. */
         tph_object_stop_end(&io->base);
         return TPH_EBUSY;
     }

@@ -91,6 +91,53 @@ static void io_cancel_after_start(conf_ctx *c) {
     conf_io_close(f);
 }
 
+/* WaitForThreadpoolIoCallbacks(FALSE) with a start open -- StartThreadpoolIo
+ * made, no operation issued, no cancel -- does not return until the start
+ * is ended; CancelThreadpoolIo ends it and releases the waiter.  The wait
+ * runs in a work callback so the case can watch it from outside.  Wine's
+ * own test of the same call (ntdll test_kernel32_tp_io: "should not
+ * return") asserts this on Windows too. */
+typedef struct io_waiter {
+    tph_os_io *io;
+    volatile uint32_t returned;
+} io_waiter;
+
+static void TPH_OS_CALLBACK io_wait_in_work(tph_os_instance *inst, void *ctx, tph_os_work *w) {
+    io_waiter *x = (io_waiter *)ctx;
+    (void)inst;
+    (void)w;
+    tph_os_io_wait(x->io, false);
+    (void)tph_os_fetch_add32(&x->returned, 1);
+}
+
+static void io_wait_blocks_on_open_start(conf_ctx *c) {
+    io_probe p;
+    io_waiter x;
+    memset(&p, 0, sizeof p);
+    memset(&x, 0, sizeof x);
+    conf_io *f = conf_io_open();
+    if (!f) { CONF_CHECK(c, f != NULL); return; }
+    x.io = tph_os_io_create(conf_io_handle(f), io_cb, &p, NULL);
+    tph_os_work *w = tph_os_work_create(io_wait_in_work, &x, NULL);
+    CONF_CHECK(c, x.io != NULL && w != NULL);
+    if (x.io && w) {
+        tph_os_io_start(x.io);
+        tph_os_work_submit(w);
+        conf_sleep_ms(CONF_SETTLE_MS);
+        uint32_t while_open = x.returned;
+        CONF_EQ(c, while_open, 0);
+        tph_os_io_cancel(x.io);
+        CONF_EQ(c, conf_await_count(&x.returned, 1), 1);
+        tph_os_work_wait(w, false);
+        CONF_EQ(c, p.runs, 0);
+        conf_observe(c, "returned_while_open", while_open);
+        conf_observe(c, "returned_after_cancel", x.returned);
+    }
+    if (w) tph_os_work_close(w);
+    if (x.io) tph_os_io_close(x.io);
+    conf_io_close(f);
+}
+
 /* ---- cleanup groups --------------------------------------------------------- */
 
 typedef struct group_probe {
@@ -339,6 +386,7 @@ const conf_case conf_cases_misc[] = {
     {"io.completion_delivered", io_completion_delivered, NULL},
     {"io.two_completions", io_two_completions, NULL},
     {"io.cancel_after_start", io_cancel_after_start, NULL},
+    {"io.wait_blocks_on_open_start", io_wait_blocks_on_open_start, NULL},
     {"group.cancel_release", group_cancel_release, NULL},
     {"group.drain_release", group_drain_release, NULL},
     {"group.release_closes_wait", group_release_closes_wait, NULL},

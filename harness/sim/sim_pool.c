@@ -256,7 +256,7 @@ void sim_stop_workers_locked(void) {
         if (o->kind == SIM_OBJ_POOL)
             for (sim_worker *w = o->workers; w; w = w->next) rt_wake_one(&w->wake);
         if (o->kind == SIM_OBJ_EVENT) rt_wake_all(&o->ev_q);
-        if (o->running || o->queued) rt_wake_all(&o->idle_q);
+        if (o->running || o->queued || o->io_pending) rt_wake_all(&o->idle_q);
     }
     rt_wake_all(&P->service_q);
 }

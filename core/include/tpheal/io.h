@@ -14,8 +14,13 @@ tph_err tph_io_start(tph_io *);
 tph_err tph_io_cancel(tph_io *);
 /* Starts not yet ended by a callback or a cancel. */
 uint64_t tph_io_outstanding(tph_io *);
-/* Waits until every started operation has ended (WaitFor...Callbacks(FALSE)). */
+/* Waits until every started operation has ended by its callback or a cancel
+ * (WaitForThreadpoolIoCallbacks(FALSE) waits for open starts too): a start
+ * never issued nor cancelled blocks it for good, on Windows as in the model.
+ * TPH_EBUSY: a start made on another thread during the wait; the object
+ * stays open (close: not freed). */
 tph_err tph_io_run_down(tph_io *);
+/* Runs down (above), then closes and frees. */
 tph_err tph_io_close(tph_io *);
 
 #endif
