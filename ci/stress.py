@@ -44,6 +44,11 @@ BATCH_MS = 1000
 # and reported as a hang (timeout, with its seed): a native run of the corpus
 # takes 1-3 s of real time (the scenarios' settle times are real there).
 BATCH_GRACE_NATIVE = 15
+# Runs per free-running batch.  One: a free-running run's settles alone (2 s)
+# outlast BATCH_MS, so a batch never reached its second run anyway, and with
+# one run a batch that hangs or dies without a word (a kill under Wine prints
+# no crash line) is still attributed to its seed, run_seed(base, 0).
+FREE_RUN_COUNT = 1
 # Most failure files written per (scenario, mode); all failures are counted.
 MAX_FAILURE_FILES = 20
 # Most failures printed as they happen per (scenario, mode).
@@ -250,11 +255,12 @@ class Run:
         # A batch stops itself after max_ms; one run may still be long (the
         # native mode waits out real timers), so allow a generous margin.
         t = time.monotonic()
-        o = self.call_for(b.scenario, lambda exe: H.batch_cmd(exe, b, 1 << 40, max(1, max_ms),
+        count = FREE_RUN_COUNT if b.mode in P.FREE_RUNNING else 1 << 40
+        o = self.call_for(b.scenario, lambda exe: H.batch_cmd(exe, b, count, max(1, max_ms),
                                                               pct_steps, max_run_ms),
                           max_ms / 1000 + (BATCH_GRACE_NATIVE if b.mode in P.FREE_RUNNING else 60),
                           b.mode)
-        cmd = H.batch_cmd(self.exe_for(b.scenario, b.mode), b, 1 << 40, max(1, max_ms), pct_steps)
+        cmd = H.batch_cmd(self.exe_for(b.scenario, b.mode), b, count, max(1, max_ms), pct_steps)
         secs = time.monotonic() - t
         d = o.data[-1] if o.data else {}
         fails = d.get("failures", [])
@@ -321,6 +327,11 @@ class Run:
         else:
             status = "crash" if o.returncode not in (0, 1) else "bad-output"
         reason = o.sanitizer or (o.stderr.strip().splitlines() or [""])[-1][:300]
+        if o.crash_seed is None and b.mode in P.FREE_RUNNING:
+            # A one-run batch: its run is the one that went wrong, even
+            # when nothing was printed (a hang killed under Wine, which
+            # does not turn SIGABRT into the harness's crash line).
+            o.crash_seed = P.run_seed(b.base, 0)
         if o.crash_seed is not None:
             seed = o.crash_seed
             replay = " ".join(H.run_cmd(self.rel_exe(b.scenario, b.mode), b.scenario, seed,

@@ -28,8 +28,12 @@ STRESS = str(REPO / "ci" / "stress.py")
 
 FAKE = r'''#!/usr/bin/python3
 # Fake tpheal-harness: the stress subcommands' protocol, with failures chosen
-# by environment variables.  Logs every call to $FAKE_LOG.
+# by environment variables.  Logs every call to $FAKE_LOG (its own file name
+# first).  Named tpheal-harness-realpool it plays the real-pool build: only
+# --mode native, "pool": "win32", and FAKE_* patterns match it as mode "real".
 import json, os, sys, time
+EXE = os.path.basename(sys.argv[0])
+REAL = "realpool" in EXE
 MASK = (1 << 64) - 1
 def sm(x):
     x = (x + 0x9E3779B97F4A7C15) & MASK
@@ -45,14 +49,17 @@ def env_match(var, scen, mode):
 cmd = sys.argv[1]
 scen = sys.argv[-1] if cmd != "run" else sys.argv[2]
 with open(os.environ["FAKE_LOG"], "a") as log:
-    log.write(json.dumps(sys.argv[1:]) + "\n")
+    log.write(json.dumps([EXE] + sys.argv[1:]) + "\n")
+if REAL and (cmd == "stress-faultloop" or opt("--mode", "native") != "native"):
+    sys.stderr.write(cmd + ": the real pool runs free only (--mode native)\n")
+    sys.exit(2)
 if env_match("FAKE_BADINPUT", scen, "any"):
     sys.stderr.write(scen + ":3:7: unexpected 'x'\n")
     sys.exit(2)
 if cmd == "stress-batch":
-    mode = opt("--mode"); base = int(opt("--base"), 16)
+    mode = "real" if REAL else opt("--mode"); base = int(opt("--base"), 16)
     if env_match("FAKE_SKIP", scen, mode):
-        print(json.dumps({"scenario": scen, "mode": mode, "runs": 0, "failures": [],
+        print(json.dumps({"scenario": scen, "mode": opt("--mode"), "runs": 0, "failures": [],
                           "hashes": [], "skipped": "fake reason"}))
         sys.exit(0)
     n = min(int(opt("--count")), max(1, int(opt("--max-ms")) // 10) * 7)
@@ -63,9 +70,11 @@ if cmd == "stress-batch":
     time.sleep(0.01)
     fails = []
     if env_match("FAKE_FAIL", scen, mode):
-        fails.append({"j": 5, "seed": "0x%016x" % seeds[5], "status": "deadlock",
+        j = min(5, n - 1)  # free-running batches are one run each
+        fails.append({"j": j, "seed": "0x%016x" % seeds[j], "status": "deadlock",
                       "reason": "fake deadlock", "schedule": "r1.2.3"})
-    print(json.dumps({"scenario": scen, "mode": mode, "runs": n, "steps": 10 * n,
+    print(json.dumps({"scenario": scen, "mode": opt("--mode"), "pool": "win32" if REAL else "sim",
+                      "runs": n, "steps": 10 * n,
                       "max_choice_points": 40, "failures": fails, "failures_total": len(fails),
                       "hashes": ["%016x" % (s % 97) for s in seeds] if mode == "controlled" else []}))
 elif cmd == "stress-faultloop":
@@ -75,18 +84,24 @@ elif cmd == "stress-faultloop":
                           "status": "ok" if ok else "crash", "reason": "" if ok else "leak"}))
     print(json.dumps({"summary": True, "sites": 3, "per_kind": {"alloc": 3}, "complete": True}))
 elif cmd == "run":
-    mode = opt("--mode")
+    mode = "real" if REAL else opt("--mode")
     sys.exit(1 if env_match("FAKE_REPRO", scen, mode) else 0)
 '''
 
 
+def fake_build(tmp_path, names=("tpheal-harness",), mode=0o755):
+    b = tmp_path / "build"
+    for name in names:
+        h = b / "harness" / "scenario" / name
+        h.parent.mkdir(parents=True, exist_ok=True)
+        h.write_text(FAKE)
+        h.chmod(mode)
+    return b
+
+
 @pytest.fixture
 def fake(tmp_path):
-    b = tmp_path / "build"
-    h = b / "harness" / "scenario" / "tpheal-harness"
-    h.parent.mkdir(parents=True)
-    h.write_text(FAKE)
-    h.chmod(0o755)
+    b = fake_build(tmp_path)
     scen = tmp_path / "scenarios"
     scen.mkdir()
     for name in ("alpha", "beta", "gamma"):
@@ -108,10 +123,13 @@ def run_fake(fake, *extra, env=None, out="out", seconds="1.5", batches=None):
     return p
 
 
-def calls(fake, sub="stress-batch"):
+def calls(fake, sub="stress-batch", exe=None):
+    """The argument lists of the fake's calls of subcommand sub (of the
+    executable named exe, if given)."""
     if not fake["log"].exists():
         return []
-    return [c for c in map(json.loads, fake["log"].read_text().splitlines()) if c[0] == sub]
+    return [c[1:] for c in map(json.loads, fake["log"].read_text().splitlines())
+            if c[1] == sub and (exe is None or c[0] == exe)]
 
 
 def results(fake, out="out"):
@@ -313,6 +331,217 @@ def test_progress_is_plain_lines_when_not_a_tty(fake):
     p = run_fake(fake, "--seed", "3", "--no-faultloop", batches=0)
     assert "\r" not in p.stderr
     assert re.search(r"s elapsed, .* left\] .*runs, .*schedules/s, 0 failures", p.stderr)
+
+
+# ---- the real-pool mode (tpheal-harness-realpool, Windows builds) ----------------
+import stress_harness as H  # noqa: E402
+
+REALPOOL = "tpheal-harness-realpool"
+
+
+@pytest.fixture
+def fake_real(tmp_path):
+    """A build with the model harness and a fake real-pool harness beside it."""
+    b = fake_build(tmp_path, ("tpheal-harness", REALPOOL))
+    scen = tmp_path / "scenarios"
+    scen.mkdir()
+    for name in ("alpha", "beta", "gamma"):
+        (scen / f"{name}.scn").write_text("# fake\n")
+    return {"build": b, "scen": scen, "log": tmp_path / "calls.log", "tmp": tmp_path}
+
+
+def test_real_mode_seeds_are_disjoint_from_the_other_modes():
+    scen = ["a", "b", "c"]
+    for master in (0, 1, 20261202):
+        bases = {m: {P.batch(master, m, k, scen).base for k in range(2000)}
+                 for m in ("controlled", "native", "real")}
+        assert len(bases["real"]) == 2000
+        assert not bases["real"] & bases["native"] and not bases["real"] & bases["controlled"]
+    # Free-running: no strategy rotation, every batch one scenario in turn.
+    src = P.BatchSource(3, "real", scen, P.Shard(1, 1))
+    bs = [src.take() for _ in range(6)]
+    assert [b.scenario for b in bs] == scen * 2 and {(b.strategy, b.depth) for b in bs} == {("", 0)}
+
+
+def test_shares_with_and_without_the_real_pool():
+    def pct(d):
+        return {m: round(v * 100) for m, v in d.items()}
+    assert pct(P.plan_shares(False)) == {"controlled": 80, "native": 20}
+    assert pct(P.plan_shares(True)) == {"controlled": 80, "real": 15, "native": 5}
+    assert list(P.plan_shares(True)) == ["controlled", "real", "native"]  # phase order
+    assert pct(P.plan_shares(False, "thread")) == {"native": 100}
+    assert pct(P.plan_shares(True, "thread")) == {"real": 75, "native": 25}
+    assert pct(P.plan_shares(True, "", {"real"})) == {"real": 100}
+    assert pct(P.plan_shares(False, "", {"real"})) == {}
+
+
+def test_real_mode_commands_name_the_realpool_exe_with_mode_native():
+    b = P.batch(9, "real", 4, ["scenarios/x.scn"])
+    cmd = H.batch_cmd("build/harness/scenario/" + REALPOOL, b, 1, 1000, 0, 5000)
+    assert cmd[0].endswith(REALPOOL) and cmd[cmd.index("--mode") + 1] == "native"
+    assert "real" not in cmd[1:] and "--strategy" not in cmd
+    assert f"0x{b.base:016x}" in cmd and "--max-run-ms" in cmd
+    run = H.run_cmd(REALPOOL + ".exe", "scenarios/x.scn", 42, "real", json_out=False)
+    assert run == [REALPOOL + ".exe", "run", "scenarios/x.scn", "--seed", "42", "--mode", "native"]
+
+
+def test_results_with_real_runs_merge_and_show_in_the_table():
+    a, b = R.Results(master_seed=5, shards=["1/2"]), R.Results(master_seed=5, shards=["2/2"])
+    a.mode("s.scn", "real").add_batch(3, 0, 0, 6.0, 0, [])
+    a.mode("s.scn", "controlled").add_batch(100, 0, 10, 1.0, 4, [1, 2])
+    b.mode("s.scn", "real").add_batch(2, 1, 0, 4.0, 0, [])
+    b.skipped["t.scn"] = {"real": "line 2: faults are injected by the model of the pool"}
+    b.mode("t.scn", "controlled").add_batch(10, 0, 1, 1.0, 1, [3])
+    b.phase_seconds["real"] = 5.0
+    # Through the file format, as `ci/stress.py merge` reads shards.
+    a, b = R.Results.from_json(a.to_json()), R.Results.from_json(json.loads(json.dumps(b.to_json())))
+    a.merge(b)
+    j = a.to_json()
+    assert j["format"] == R.FORMAT
+    assert j["totals"]["real"]["runs"] == 5 and j["totals"]["real"]["failures"] == 1
+    assert j["totals"]["controlled"]["runs"] == 110
+    assert j["skipped"]["t.scn"] == {"real": "line 2: faults are injected by the model of the pool"}
+    assert j["scenarios"]["s.scn"]["real"]["busy_seconds"] == 10.0
+    lines = R.table(a).splitlines()
+    head = lines[0].split()
+    assert head[head.index("native") + 2] == "real" and head[head.index("real") + 1] == "sched/s"
+    col = head.index("real")
+    row = {ln.split()[0]: ln.split() for ln in lines[2:] if ln.endswith(tuple("0123456789"))}
+    assert row["s.scn"][col] == "5" and row["s.scn"][col + 1] == "0.5"
+    assert row["t.scn"][col] == "-"           # declined by the real pool
+    total = next(ln for ln in lines if ln.startswith("TOTAL")).split()
+    assert total[col + 1] == "5" and total[col + 2] == "1.0"  # "TOTAL (wall)" is two words
+    # Without any real run or phase the table keeps its old columns.
+    plain = R.Results()
+    plain.mode("s.scn", "native").add_batch(1, 0, 0, 2.0, 0, [])
+    assert "real" not in R.table(plain).splitlines()[0].split()
+
+
+def test_real_pool_phase_runs_on_the_realpool_exe_free_running(fake_real):
+    p = run_fake(fake_real, "--seed", "11", "--no-faultloop", batches=6)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "controlled 80%, real 15%, native 5%" in p.stdout
+    assert f"real pool {pathlib.Path('build/harness/scenario') / REALPOOL}" in p.stdout
+    real = calls(fake_real, exe=REALPOOL)
+    model = calls(fake_real, exe="tpheal-harness")
+    assert len(real) == 6 and all(c[c.index("--mode") + 1] == "native" for c in real)
+    # Model native batches were not sent to the real pool nor vice versa.
+    assert sum(1 for c in model if "native" in c) == 6
+    assert not [c for c in model if "controlled" not in c and "native" not in c]
+    real_bases = {c[c.index("--base") + 1] for c in real}
+    native_bases = {c[c.index("--base") + 1] for c in model if "native" in c}
+    assert not real_bases & native_bases
+    r = results(fake_real)
+    assert r["totals"]["real"]["runs"] == 6 and r["totals"]["native"]["runs"] == 6
+    assert set(r["split_seconds"]) == {"controlled", "real", "native"}
+    assert re.search(r"\b6 real-pool runs, 6 native runs\b", p.stdout)
+    assert re.search(r"^scenario .* native +sched/s +real +sched/s", p.stdout, re.M)
+
+
+def test_without_the_realpool_exe_nothing_changes(fake):
+    p = run_fake(fake, "--seed", "11", "--no-faultloop", batches=3)
+    assert p.returncode == 0 and "controlled 80%, native 20%" in p.stdout
+    assert "real" not in results(fake)["split_seconds"] and "real-pool" not in p.stdout
+    p = run_fake(fake, "--seed", "11", "--modes", "real", batches=1)
+    assert p.returncode == 2 and "built for Windows only" in p.stderr
+
+
+def test_modes_option_restricts_the_phases(fake_real):
+    p = run_fake(fake_real, "--seed", "4", "--modes", "real", batches=3)
+    assert p.returncode == 0, p.stderr
+    assert "real 100%" in p.stdout
+    assert calls(fake_real, "stress-faultloop") == []
+    assert calls(fake_real, exe="tpheal-harness") == [] and len(calls(fake_real, exe=REALPOOL)) == 3
+    assert run_fake(fake_real, "--modes", "real,bogus", batches=1).returncode == 2
+
+
+def test_real_failure_is_reported_with_its_seed_and_reproduced_on_the_model(fake_real):
+    p = run_fake(fake_real, "--seed", "5", "--modes", "real",
+                 env={"FAKE_FAIL": "alpha,real", "FAKE_REPRO": "alpha,controlled"}, batches=3)
+    assert p.returncode == 1
+    f = [x for x in results(fake_real)["failures"] if x["mode"] == "real"]
+    assert len(f) == 1 and "alpha" in f[0]["scenario"]
+    batch = next(c for c in calls(fake_real, exe=REALPOOL) if "alpha" in c[-1])
+    assert f[0]["seed"] == P.run_seed(int(batch[batch.index("--base") + 1], 16), 0)
+    # The replay names the real-pool executable in its only mode...
+    assert REALPOOL in f[0]["replay"] and "--mode native" in f[0]["replay"]
+    assert f"--seed {f[0]['seed']}" in f[0]["replay"] and "--mode real" not in f[0]["replay"]
+    # ...and the reproduction ran the model (tpheal-harness) controlled.
+    rep = f[0]["reproduction"]
+    assert rep["reproduced"] is True and REALPOOL not in rep["command"]
+    assert "--mode controlled" in rep["command"] and f"--seed {f[0]['seed']}" in rep["command"]
+    runs = calls(fake_real, "run")
+    assert runs and all(c[c.index("--mode") + 1] == "controlled" for c in runs)
+    assert calls(fake_real, "run", exe=REALPOOL) == []
+    text = next((fake_real["tmp"] / "out" / "failures").glob("*alpha-real*")).read_text()
+    assert "mode:      real" in text and "REPRODUCED" in text and REALPOOL in text
+
+
+def test_real_hang_is_attributed_to_the_one_run_of_its_batch(fake_real, tmp_path):
+    # A realpool that never answers for beta: killed after the slice + grace.
+    rp = fake_real["build"] / "harness" / "scenario" / REALPOOL
+    rp.write_text(rp.read_text().replace(
+        'if cmd == "stress-batch":',
+        'if cmd == "stress-batch" and "beta" in scen and REAL:\n    time.sleep(600)\n'
+        'if cmd == "stress-batch":', 1))
+    import stress  # noqa: E402  the grace period, shortened for the test
+    assert stress.BATCH_GRACE_NATIVE > 1
+    script = tmp_path / "short_grace.py"
+    script.write_text("import sys; sys.path.insert(0, %r)\nimport stress\n"
+                      "stress.BATCH_GRACE_NATIVE = 1\nsys.exit(stress.main())\n" % str(REPO / "ci"))
+    e = dict(os.environ, FAKE_LOG=str(fake_real["log"]))
+    p = subprocess.run([sys.executable, str(script), "--build", str(fake_real["build"]),
+                        "--seconds", "1", "--scenarios", str(fake_real["scen"] / "beta.scn"),
+                        "--out", str(tmp_path / "out"), "--modes", "real", "--batches", "1",
+                        "--seed", "3"], capture_output=True, text=True, env=e, timeout=60)
+    assert p.returncode == 1, p.stdout + p.stderr
+    f = json.loads((tmp_path / "out" / "results.json").read_text())["failures"]
+    base = int(calls(fake_real, exe=REALPOOL)[0][calls(fake_real, exe=REALPOOL)[0].index("--base") + 1], 16)
+    assert f[0]["status"] == "timeout" and f[0]["seed"] == P.run_seed(base, 0)
+    assert f"--seed {f[0]['seed']} --mode native" in f[0]["replay"]
+
+
+def test_declined_real_scenario_is_recorded_as_skipped(fake_real):
+    p = run_fake(fake_real, "--seed", "8", "--modes", "real", "--native-jobs", "1",
+                 env={"FAKE_SKIP": "beta,real"}, batches=9)
+    assert p.returncode == 0, p.stderr
+    assert len([c for c in calls(fake_real, exe=REALPOOL) if "beta" in c[-1]]) == 1
+    r = results(fake_real)
+    key = next(k for k in r["skipped"] if "beta" in k)
+    assert r["skipped"][key] == {"real": "fake reason"}
+    assert "no real runs: fake reason" in p.stdout
+
+
+def test_exec_wrapper_prefixes_every_call_and_finds_exe_files(tmp_path):
+    """Windows executables (.exe, not executable here) run through the
+    wrapper; python3 plays wine, the fakes play the .exe files."""
+    b = fake_build(tmp_path, ("tpheal-harness.exe", REALPOOL + ".exe"), mode=0o644)
+    scen = tmp_path / "scenarios"
+    scen.mkdir()
+    (scen / "alpha.scn").write_text("# fake\n")
+    f = {"build": b, "scen": scen, "log": tmp_path / "calls.log", "tmp": tmp_path}
+    p = run_fake(f, "--seed", "2", "--no-faultloop", batches=2)
+    assert p.returncode == 2 and "no tpheal-harness" in p.stderr   # no wrapper: not found
+    p = run_fake(f, "--seed", "2", "--exec-wrapper", sys.executable, "--no-faultloop",
+                 env={"FAKE_FAIL": "alpha,real"}, batches=2)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert len(calls(f, exe="tpheal-harness.exe")) == 4 and len(calls(f, exe=REALPOOL + ".exe")) == 2
+    fail = results(f)["failures"][0]
+    assert fail["replay"].startswith(f"{sys.executable} ") and f"{REALPOOL}.exe run" in fail["replay"]
+    # The environment variable does the same.
+    f["log"].unlink()
+    p = run_fake(f, "--seed", "2", "--no-faultloop", "--modes", "real", batches=1,
+                 env={"TPHEAL_EXEC_WRAPPER": sys.executable})
+    assert p.returncode == 0 and len(calls(f, exe=REALPOOL + ".exe")) == 1
+
+
+def test_wine_wrapper_gets_the_build_dirs_prefix():
+    env = H.wrapper_env({"PATH": "/bin"}, ["wine"], pathlib.Path("/x/build-win"))
+    assert env["WINEPREFIX"] == "/x/build-win/wineprefix" and env["WINEDEBUG"] == "-all"
+    assert env["WINEARCH"] == "win64" and env["WINEDLLOVERRIDES"] == "mscoree,mshtml="
+    assert H.wrapper_env({"WINEPREFIX": "/mine"}, ["/usr/bin/wine64"], pathlib.Path("/b"))[
+        "WINEPREFIX"] == "/mine"
+    assert "WINEPREFIX" not in H.wrapper_env({}, ["qemu-x86_64"], pathlib.Path("/b"))
 
 
 # ---- real passes on the builds of `make test` ----------------------------------
