@@ -488,6 +488,12 @@ static int cmd_run(int argc, char **argv) {
                    (unsigned long long)t.steps, (unsigned long long)max_choice, t.seconds,
                    t.seconds > 0 ? (double)t.runs / t.seconds : 0.0, (unsigned long long)t.distinct,
                    unexercised ? "false" : "true");
+        } else if (o.native) {
+            /* OS threads: no scheduling points counted, no interleaving hashed */
+            printf("%s %s  runs=%llu failures=%llu runs/s=%.2f (free-running, %s pool)\n",
+                   t.failures ? "FAIL" : "PASS", s->path, (unsigned long long)t.runs,
+                   (unsigned long long)t.failures, t.seconds > 0 ? (double)t.runs / t.seconds : 0.0,
+                   scn_pool_backend_name());
         } else {
             printf("%s %s  runs=%llu failures=%llu schedules/s=%.1f steps/run=%.0f interleavings=%llu\n",
                    t.failures || unexercised ? "FAIL" : "PASS", s->path, (unsigned long long)t.runs,
