@@ -44,6 +44,12 @@ BATCH_MS = 1000
 # and reported as a hang (timeout, with its seed): a native run of the corpus
 # takes 1-3 s of real time (the scenarios' settle times are real there).
 BATCH_GRACE_NATIVE = 15
+# ... where its slice is at least the one run it may start: the harness takes
+# a run only if its lower bound fits in --max-run-ms (the time left in the
+# phase), and the overdue-* runs take 20-30 s -- killing them at the 1 s
+# slice + 15 s made every one of them a false `timeout` (seen on the real pool
+# with a 150 s budget).  Without a bound (--batches), this one:
+FREE_RUN_MAX_MS = 60_000
 # Runs per free-running batch.  One: a free-running run's settles alone (2 s)
 # outlast BATCH_MS, so a batch never reached its second run anyway, and with
 # one run a batch that hangs or dies without a word (a kill under Wine prints
@@ -258,8 +264,7 @@ class Run:
         count = FREE_RUN_COUNT if b.mode in P.FREE_RUNNING else 1 << 40
         o = self.call_for(b.scenario, lambda exe: H.batch_cmd(exe, b, count, max(1, max_ms),
                                                               pct_steps, max_run_ms),
-                          max_ms / 1000 + (BATCH_GRACE_NATIVE if b.mode in P.FREE_RUNNING else 60),
-                          b.mode)
+                          batch_timeout(b.mode, max_ms, max_run_ms), b.mode)
         cmd = H.batch_cmd(self.exe_for(b.scenario, b.mode), b, count, max(1, max_ms), pct_steps)
         secs = time.monotonic() - t
         d = o.data[-1] if o.data else {}
@@ -478,6 +483,13 @@ class Run:
             print(f"stress: failures in {rel(self.fail_dir)}/ ; repeat the whole run: "
                   f"{self.again}")
         return 1 if n else 0
+
+
+def batch_timeout(mode: str, max_ms: int, max_run_ms: int) -> float:
+    """Seconds after which a batch process is killed (reported: timeout)."""
+    if mode not in P.FREE_RUNNING:
+        return max_ms / 1000 + 60
+    return max(max_ms, max_run_ms or FREE_RUN_MAX_MS) / 1000 + BATCH_GRACE_NATIVE
 
 
 def children_cpu() -> float:

@@ -488,7 +488,8 @@ def test_real_hang_is_attributed_to_the_one_run_of_its_batch(fake_real, tmp_path
     assert stress.BATCH_GRACE_NATIVE > 1
     script = tmp_path / "short_grace.py"
     script.write_text("import sys; sys.path.insert(0, %r)\nimport stress\n"
-                      "stress.BATCH_GRACE_NATIVE = 1\nsys.exit(stress.main())\n" % str(REPO / "ci"))
+                      "stress.BATCH_GRACE_NATIVE = 1\nstress.FREE_RUN_MAX_MS = 1000\n"
+                      "sys.exit(stress.main())\n" % str(REPO / "ci"))
     e = dict(os.environ, FAKE_LOG=str(fake_real["log"]))
     p = subprocess.run([sys.executable, str(script), "--build", str(fake_real["build"]),
                         "--seconds", "1", "--scenarios", str(fake_real["scen"] / "beta.scn"),
@@ -499,6 +500,18 @@ def test_real_hang_is_attributed_to_the_one_run_of_its_batch(fake_real, tmp_path
     base = int(calls(fake_real, exe=REALPOOL)[0][calls(fake_real, exe=REALPOOL)[0].index("--base") + 1], 16)
     assert f[0]["status"] == "timeout" and f[0]["seed"] == P.run_seed(base, 0)
     assert f"--seed {f[0]['seed']} --mode native" in f[0]["replay"]
+
+
+def test_free_running_batch_is_not_killed_before_its_one_run_may_end():
+    """A batch is killed as hung only past its slice AND the run the harness
+    admitted (up to --max-run-ms: the overdue-* runs take 20-30 s)."""
+    import stress  # noqa: E402
+    g = stress.BATCH_GRACE_NATIVE
+    for mode in ("native", "real"):
+        assert stress.batch_timeout(mode, 1000, 90_000) == 90 + g
+        assert stress.batch_timeout(mode, 1000, 0) == stress.FREE_RUN_MAX_MS / 1000 + g
+        assert stress.FREE_RUN_MAX_MS >= 40_000  # the longest run of the corpus, with margin
+    assert stress.batch_timeout("controlled", 1000, 0) == 61
 
 
 def test_declined_real_scenario_is_recorded_as_skipped(fake_real):
