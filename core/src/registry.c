@@ -276,6 +276,12 @@ static bool mark_and_arrange_repair(tph_pool_entry *e) {
     /* Zero is reserved for "never cancelled"; a clock that happens to read
      * zero must still leave a mark. */
     if (at == 0) at = 1;
+    /* Between the clock read and the publish: the window the fetch-max in
+     * tph_entry_stamp_cancelled exists for.  Named so a scenario can park a
+     * canceller here across a repair and a newer cancellation (scenario
+     * cancel-stamp-published-late); without it no schedule ever spanned a
+     * clock tick inside the window and a plain store went uncaught. */
+    TPH_TRACE("heal", "cancel-clock-read", e->key, at);
     /* Stamp before starting the healer, so its first tick cannot run before
      * the entry it was started for says it is owed. */
     tph_entry_stamp_cancelled(e, at);

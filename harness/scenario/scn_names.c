@@ -29,6 +29,7 @@ static const trace_point points[] = {
     {"heal", "healer-start-failed", false},
     {"heal", "healer-tick", false},
     {"heal", "cancel-untracked", true},
+    {"heal", "cancel-clock-read", true},
     {"heal", "cancelled", true},
     {"obligation", "drop-obligation-owed", false},
     {"obligation", "drain-owed", false},
