@@ -95,7 +95,14 @@ void tph_entry_submit_repair(tph_pool_entry *e) {
      * the instant it has the work, and a callback that lowered the count
      * before we raised it would leave the count saying "nothing queued" with
      * one queued -- and the saturating decrement could not even undo it. */
-    tph_entry_stamp_submitted(e, tph_heal_now());
+    {
+        uint64_t at = tph_heal_now();
+        /* The window the fetch-max in tph_entry_stamp_submitted exists for,
+         * named for the same reason as cancel-clock-read (scenario
+         * submit-stamp-published-late). */
+        TPH_TRACE("heal", "submit-clock-read", e->key, at);
+        tph_entry_stamp_submitted(e, at);
+    }
     TPH_TRACE("api", "SubmitThreadpoolWork", e->key, 0);
     tph_os_work_submit(e->repair);
 }

@@ -20,6 +20,7 @@ static const trace_point points[] = {
     {"heal", "entry-retired", true},
     {"heal", "repair-submitted", true},
     {"heal", "repair-submitted-inline", true},
+    {"heal", "submit-clock-read", true},
     {"heal", "repair-in-flight", true},
     {"heal", "repair-overdue", true},
     {"heal", "repair-started", true},
