@@ -332,7 +332,7 @@ class Run:
         else:
             status = "crash" if o.returncode not in (0, 1) else "bad-output"
         reason = o.sanitizer or (o.stderr.strip().splitlines() or [""])[-1][:300]
-        if o.crash_seed is None and b.mode in P.FREE_RUNNING:
+        if o.crash_seed is None and b.mode in P.FREE_RUNNING and status != "bad-input":
             # A one-run batch: its run is the one that went wrong, even
             # when nothing was printed (a hang killed under Wine, which
             # does not turn SIGABRT into the harness's crash line).
