@@ -168,9 +168,15 @@ class Run:
             again += f" SHARD={self.shard}"
         if a.sanitize:
             again += f" SANITIZE={a.sanitize}"
+        if a.modes or self.wrapper:  # options the Makefile does not pass
+            again = " ".join(
+                ["ci/stress.py", "--build", shlex.quote(a.build), "--seed", str(self.master),
+                 "--seconds", f"{a.seconds:g}"] +
+                (["--shard", str(self.shard)] if self.shard.count > 1 else []) +
+                (["--sanitize", a.sanitize] if a.sanitize else []) +
+                (["--modes", a.modes] if a.modes else []) +
+                (["--exec-wrapper", shlex.quote(shlex.join(self.wrapper))] if self.wrapper else []))
         self.again = again
-        if a.modes:
-            again += f" (ci/stress.py --modes {a.modes})"
         split = ", ".join(f"{m} {share[m]:.0%}" for m in modes) or "no timed phase"
         print(f"stress: master seed {self.master}  (repeat: {again})", flush=True)
         print(f"stress: {len(self.scenarios)} scenarios, {a.seconds:g} s budget ({split}"

@@ -450,6 +450,8 @@ def test_modes_option_restricts_the_phases(fake_real):
     p = run_fake(fake_real, "--seed", "4", "--modes", "real", batches=3)
     assert p.returncode == 0, p.stderr
     assert "real 100%" in p.stdout
+    assert f"(repeat: ci/stress.py --build {fake_real['build']} --seed 4 --seconds 1.5 " \
+        "--modes real)" in p.stdout
     assert calls(fake_real, "stress-faultloop") == []
     assert calls(fake_real, exe="tpheal-harness") == [] and len(calls(fake_real, exe=REALPOOL)) == 3
     assert run_fake(fake_real, "--modes", "real,bogus", batches=1).returncode == 2
