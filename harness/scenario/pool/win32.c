@@ -95,7 +95,7 @@ typedef struct real_file {
 void *scn_pool_file_create(void) {
     char dir[MAX_PATH], path[MAX_PATH];
     real_file *f;
-    DWORD n = GetTempPathA(sizeof dir, dir);
+    DWORD n = GetTempPathA((DWORD)sizeof dir, dir);
     if (n == 0 || n >= sizeof dir || GetTempFileNameA(dir, "tph", 0, path) == 0) return NULL;
     f = (real_file *)calloc(1, sizeof *f);
     if (!f) return NULL;
