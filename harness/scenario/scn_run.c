@@ -64,6 +64,9 @@ typedef struct run_state {
     uint64_t *order_broken;       /* [norders]: times B came before enough A */
     rt_waitq await_q;             /* threads in an `await` op */
     uint32_t awaiting;
+    bool free_running;            /* native runtime: the start gate below is used */
+    bool gate_open;
+    rt_waitq gate_q;              /* scenario threads waiting for the start gate */
     size_t npoints;
     uintptr_t healer_key;
     bool healer_key_known;
@@ -615,10 +618,31 @@ static void exec_block(exec_ctx *c, const scn_block *b) {
     for (i = 0; i < b->n; i++) exec_op(c, &b->ops[i]);
 }
 
+/* On OS threads the scenario's threads start together: each one's `sleep`s
+ * count from its own start, and under Wine 4-8 parallel runs delayed a
+ * thread's start by up to ~20 ms -- enough to put `sleep 35ms` before
+ * another thread's `sleep 20ms` (measured by the real-pool stress runs).
+ * Virtual time needs no gate: it does not move while any thread can run. */
+static void start_gate(void) {
+    if (!R.free_running) return;
+    rt_lock_acquire(&R.lock);
+    while (!R.gate_open) rt_wait(&R.gate_q, &R.lock, RT_FOREVER, "scenario start gate");
+    rt_lock_release(&R.lock);
+}
+
+static void open_start_gate(void) {
+    if (!R.free_running) return;
+    rt_lock_acquire(&R.lock);
+    R.gate_open = true;
+    rt_wake_all(&R.gate_q);
+    rt_lock_release(&R.lock);
+}
+
 static void thread_main(void *arg) {
     const scn_thread *t = (const scn_thread *)arg;
     exec_ctx c;
     c.who = t->name;
+    start_gate();
     exec_block(&c, &t->body);
 }
 
@@ -837,6 +861,7 @@ static void scenario_main(void *arg) {
     if (setup()) {
         for (i = 0; i < s->nthreads && i < 64; i++)
             th[i] = rt_spawn(s->threads[i].name, thread_main, (void *)&s->threads[i], false);
+        open_start_gate();
         for (i = 0; i < s->nthreads && i < 64; i++) rt_join(th[i]);
         settle(settle_for);
         oracles_at_quiescence();
@@ -919,6 +944,7 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
         out->failures = scn_strdup("out of memory");
         return -1;
     }
+    R.free_running = o->native;
     if (o->native) {
         rt_native_options no;
         rt_native_result nr;
