@@ -128,28 +128,14 @@ def test_conformance_matrix_on_the_sim():
 
 REALPOOL_EXE = WIN_BUILD / "harness" / "scenario" / "tpheal-harness-realpool.exe"
 SCENARIO_FILES = sorted((REPO / "scenarios").glob("*.scn"))
-# Runnable on the real pool but not dependable there yet; each is a finding of
-# `make stress` on the real pool (ci/stress.py --modes real under Wine, 50 runs
-# each), left out here so these cases fail on regressions, not on a known
-# race.  Remove an entry once its cause is fixed.
-REAL_POOL_KNOWN = {
-    "io-run-down-waits-for-open-start.scn":
-        "hung 2 runs in 50 under Wine before the core/src/io.c run-down fix; with it, 7 runs "
-        "in 163 fail `blocked(rd) >= 15ms` (9.5-13.3 ms: the threads' sleeps are timed from "
-        "their own starts, which Wine may skew by several ms)",
-    "wait-close-during-queued-callback.scn":
-        "fails 1 run in 5 under Wine: X's callback never runs (the close disarms the wait "
-        "before Wine's wait thread has seen the set event: the 1 ms sleeps are a timing "
-        "assumption), or the close blocks 39.9 ms against the expected >= 40",
-    "cancel-stamp-published-late.scn":
-        "fails 5 runs in 114 under Wine: `count(repair-started, default) >= 2` is 1 (the "
-        "20 ms tick came after B's cancel at 35 ms, so one repair answered both: the sleeps "
-        "are a timing assumption)",
-    "io-run-down.scn":
-        "fails about 1 run in 10 with 4-8 runs at once under Wine: `blocked(rd) >= 15ms` "
-        "measured 11.1 and 12.7 ms (the two threads' sleeps are timed from their own starts, "
-        "which Wine may skew by several ms)",
-}
+# Runnable on the real pool but not dependable there yet, with the measured
+# reason: left out here so these cases fail on regressions, not on a known
+# race; remove an entry once its cause is fixed.  Empty since the four
+# scenarios once listed (io-run-down, io-run-down-waits-for-open-start,
+# cancel-stamp-published-late, wait-close-during-queued-callback: 7 failures
+# in 80 runs at 8 runs at once under Wine, their sleeps a few ms apart) got
+# margins of tens of ms: 0 failures in 120 runs under the same load.
+REAL_POOL_KNOWN: dict = {}
 
 # Statements that need the model of the pool, as scn_features.c detects them
 # (parsed), here by their text: with both, the decline list is checked
