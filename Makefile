@@ -6,6 +6,9 @@
 #   make stress     the main job: seeded controlled + free-running runs over the corpus
 #                   (STRESS_SECONDS=60 SEED=... SHARD=i/n SANITIZE=address|thread)
 #   make windows    cross-build with mingw-w64 and run the tests under Wine
+#   make stress-windows  the stress job on that build under Wine: controlled and
+#                   free-running runs, the real Windows pool included (SEED, SHARD,
+#                   STRESS_SECONDS as for make stress)
 #   make sabotage   the sabotage sweep (SHARD=i/n)
 SHELL := /bin/bash
 PYTEST := /usr/bin/python3 -m pytest
@@ -16,7 +19,7 @@ SEED ?=
 SHARD ?=
 SANITIZE ?=
 
-.PHONY: all deps build build-asan build-tsan build-noheal test stress windows sabotage fuzz clean
+.PHONY: all deps build build-asan build-tsan build-noheal test stress stress-windows windows sabotage fuzz clean
 
 all: build
 
@@ -53,6 +56,14 @@ stress: deps build $(if $(filter address,$(SANITIZE)),build-asan) $(if $(filter 
 windows:
 	@ci/deps.sh windows
 	ci/windows/run.sh
+
+# The first time, `make windows` configures, builds and tests build-win.
+stress-windows:
+	@ci/deps.sh windows
+	@[ -f build-win/CMakeCache.txt ] || ci/windows/run.sh build-win
+	@cmake --build build-win -j$(JOBS) -- --no-print-directory -s
+	/usr/bin/python3 ci/stress.py --build build-win --exec-wrapper wine --seconds $(STRESS_SECONDS) \
+	  $(if $(SEED),--seed $(SEED)) $(if $(SHARD),--shard $(SHARD))
 
 sabotage: deps build
 	/usr/bin/python3 ci/sabotage/sweep.py $(if $(SHARD),--shard $(SHARD))
