@@ -145,9 +145,6 @@ MODEL_ONLY = {
     "a stall setting is a knob of the model": re.compile(r"^\s*pool\s.*\bstall\b", re.M),
     "retire_workers forces the model's idle timeout": re.compile(r"^\s*retire_workers\b", re.M),
     "severed() reads the model's state": re.compile(r"\bsevered\s*\("),
-    "the healer starts once per process": re.compile(
-        r"\bhealer\s*(==|!=|<=|>=|<|>)|count\s*\(\s*healer-start(ed|-failed)\b"
-        r"|^\s*await\s+healer-start(ed|-failed)\b", re.M),
     "a fail-fast ends the real process": re.compile(
         r"^\s*build\s+fail-fast\b|^\s*expect\s+fail-fast\b", re.M),
     "a deadlock on OS threads hangs for good": re.compile(r"^\s*expect\s+deadlock\b", re.M),
@@ -219,12 +216,34 @@ def test_realpool_declines_exactly_the_model_only_scenarios(realpool_list):
              "retired-workers-cold-again.scn": "retire_workers",
              "overdue-unrepairable-fail-fast.scn": "RaiseFailFastException",
              "work-wait-in-own-callback-deadlocks.scn": "a deadlock on OS threads",
-             "io-completion-without-start-misuse.scn": "misuse is reported by the model",
-             "default-pool-stall-healed-in-window.scn": "the healer starts once per process"}
+             "io-completion-without-start-misuse.scn": "misuse is reported by the model"}
     for name, why in named.items():
         assert why in (realpool_list[name] or ""), f"{name}: {realpool_list[name]!r}"
     runnable = [n for n, why in realpool_list.items() if why is None]
     assert len(runnable) >= 15, f"only {len(runnable)} scenarios run on the real pool"
+
+
+# Scenarios that read the healer's once-per-process start: run on the real pool
+# only as the first run of a process (the healer stays up after it).
+HEALER_ONCE = re.compile(r"\bhealer\s*(==|!=|<=|>=|<|>)|count\s*\(\s*healer-start(ed|-failed)\b"
+                         r"|^\s*await\s+healer-start(ed|-failed)\b", re.M)
+
+
+@pytest.mark.windows
+def test_realpool_runs_a_healer_scenario_only_first_in_its_process(wine_realpool, realpool_list):
+    healer_ones = sorted(f.name for f in SCENARIO_FILES
+                         if realpool_list.get(f.name) is None and HEALER_ONCE.search(f.read_text()))
+    assert len(healer_ones) >= 2, f"expected healer-reading scenarios runnable first: {healer_ones}"
+    first, second = healer_ones[0], healer_ones[1]
+    rc, out = realpool(wine_realpool, "run", f"scenarios/{first}", f"scenarios/{second}",
+                       "--seeds", "2", timeout=120)
+    assert rc is not None, out[-3000:]
+    # the first file's first seed runs; its second seed and the second file wait for a fresh process
+    assert re.search(rf"^(PASS|FAIL) scenarios/{re.escape(first)}\s+runs=1 ", out, re.M), out[-3000:]
+    assert re.search(rf"^STOPPED scenarios/{re.escape(first)} after 1 run\(s\), at seed 1: .*"
+                     r"one seed per process", out, re.M), out[-3000:]
+    assert re.search(rf"^DECLINED scenarios/{re.escape(second)}\s+\(win32 pool: .*the healer starts "
+                     r"once per process.*one seed per process\)", out, re.M), out[-3000:]
 
 
 # At most this many scenario processes at once: a run mostly sleeps (its

@@ -440,6 +440,7 @@ static int cmd_run(int argc, char **argv) {
         int st;
         double t0;
         char why[256];
+        bool stopped = false;
         memset(&t, 0, sizeof t);
         if (scn_pool_unsupported(s, why, sizeof why)) {
             declined++;
@@ -464,9 +465,17 @@ static int cmd_run(int argc, char **argv) {
             options so = o;
             if (!(o.strategies & (1 << st))) continue;
             if (st == 1 && so.pct_steps == 0 && !so.native) so.pct_steps = pct_steps_for(s);
-            for (k = 0; k < o.seeds; k++) {
+            for (k = 0; k < o.seeds && !stopped; k++) {
                 int r = run_one_seed(s, &so, st, o.first_seed + k, &t, &max_choice);
-                if (r == 2 || r == 3) { rc = 2; break; }
+                if (r == 2) { rc = 2; break; }
+                if (r == 3) {
+                    /* Declined after its first run: the real pool's process
+                     * outlives a run, and the scenario needs a fresh one. */
+                    stopped = true;
+                    if (!o.json && scn_pool_unsupported(s, why, sizeof why))
+                        printf("STOPPED %s after %llu run(s), at seed %llu: %s\n", s->path,
+                               (unsigned long long)t.runs, (unsigned long long)(o.first_seed + k), why);
+                }
             }
         }
         t.seconds = wall_seconds() - t0;

@@ -13,7 +13,7 @@ static const char *const feature_text[SCN_FEATURE_COUNT] = {
     [SCN_FEATURE_RETIRE_WORKERS] = "retire_workers forces the model's idle timeout",
     [SCN_FEATURE_SEVERED] = "severed() reads the model's state of the pool",
     [SCN_FEATURE_HEALER] = ("the healer starts once per process (`healer`, healer-started, "
-                            "healer-start-failed), and here the process outlives the run"),
+                            "healer-start-failed), and here the process outlives a run"),
     [SCN_FEATURE_FAIL_FAST] = "a fail-fast ends the real process (RaiseFailFastException)",
     [SCN_FEATURE_DEADLOCK] = "a deadlock on OS threads hangs for good",
     [SCN_FEATURE_MISUSE] = "misuse is reported by the model; the real pool may corrupt memory",

@@ -10,6 +10,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "scn_features.h"
 #include "scn_pool.h"
@@ -17,13 +18,27 @@
 const char *scn_pool_backend_name(void) { return "win32"; }
 bool scn_pool_is_model(void) { return false; }
 
+/* Runs begun in this process.  The first one has the process to itself: no
+ * healer has started yet, so the scenarios that count or await its start
+ * can run (make stress runs every free-running seed in a process of its
+ * own).  After it, the healer it may have started is still up. */
+static unsigned runs_begun;
+
 const char *scn_pool_unsupported(const scn_scenario *s, char *buf, size_t n) {
-    return scn_features_first(s, (1u << SCN_FEATURE_COUNT) - 1u, buf, n);
+    const unsigned healer = SCN_FEATURE_BIT(SCN_FEATURE_HEALER);
+    const char *why = scn_features_first(s, ((1u << SCN_FEATURE_COUNT) - 1u) & ~healer, buf, n);
+    size_t used;
+    if (why || runs_begun == 0) return why;
+    why = scn_features_first(s, healer, buf, n);
+    if (!why) return NULL;
+    used = strlen(buf);
+    if (used < n) snprintf(buf + used, n - used, "; this process already ran one: one seed per process");
+    return why;
 }
 
 /* The real process neither begins nor ends with a run, and the core's state
  * (registry, healer) must not be reset under the live pool's threads. */
-void scn_pool_process_begin(void) {}
+void scn_pool_process_begin(void) { runs_begun++; }
 void scn_pool_process_end(void) {}
 bool scn_pool_process_per_run(void) { return false; }
 
