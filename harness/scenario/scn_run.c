@@ -619,10 +619,11 @@ static void exec_block(exec_ctx *c, const scn_block *b) {
 }
 
 /* On OS threads the scenario's threads start together: each one's `sleep`s
- * count from its own start, and under Wine 4-8 parallel runs delayed a
- * thread's start by up to ~20 ms -- enough to put `sleep 35ms` before
- * another thread's `sleep 20ms` (measured by the real-pool stress runs).
- * Virtual time needs no gate: it does not move while any thread can run. */
+ * count from its own start, and a late start skews them against the other
+ * threads' (under Wine with 4-8 runs at once, one thread's `sleep 20ms` once
+ * ended after another's `sleep 35ms`: 5 runs in 114 of a real-pool stress
+ * pass).  Virtual time needs no gate: it does not move while any thread can
+ * run. */
 static void start_gate(void) {
     if (!R.free_running) return;
     rt_lock_acquire(&R.lock);
