@@ -141,7 +141,6 @@ REAL_POOL_KNOWN: dict = {}
 # (parsed), here by their text: with both, the decline list is checked
 # against an independent reading of the corpus.
 MODEL_ONLY = {
-    "faults are injected by the model": re.compile(r"^\s*fault\s", re.M),
     "a stall setting is a knob of the model": re.compile(r"^\s*pool\s.*\bstall\b", re.M),
     "retire_workers forces the model's idle timeout": re.compile(r"^\s*retire_workers\b", re.M),
     "severed() reads the model's state": re.compile(r"\bsevered\s*\("),
@@ -149,6 +148,8 @@ MODEL_ONLY = {
         r"^\s*build\s+fail-fast\b|^\s*expect\s+fail-fast\b", re.M),
     "a deadlock on OS threads hangs for good": re.compile(r"^\s*expect\s+deadlock\b", re.M),
     "misuse is reported by the model": re.compile(r"^\s*expect\s+misuse\b", re.M),
+    "`expect unhealed` shows a repair starting in its cancellation's clock tick": re.compile(
+        r"^\s*expect\s+unhealed\b", re.M),
 }
 LIST_RE = re.compile(r"^\s+(\S+\.scn)\s.*?(?:\[declined here: (.*)\])?\s*$")
 
@@ -211,7 +212,7 @@ def test_realpool_declines_exactly_the_model_only_scenarios(realpool_list):
                 f"uses {features}"
         else:
             assert why is None, f"{f.name} uses nothing model-only but is declined: {why}"
-    named = {"alloc-failure-at-create.scn": "faults are injected by the model",
+    named = {"healer-never-starts-same-tick.scn": "`expect unhealed` shows a repair starting",
              "many-pools-churn.scn": "a stall setting is a knob of the model",
              "retired-workers-cold-again.scn": "retire_workers",
              "overdue-unrepairable-fail-fast.scn": "RaiseFailFastException",
@@ -223,10 +224,11 @@ def test_realpool_declines_exactly_the_model_only_scenarios(realpool_list):
     assert len(runnable) >= 15, f"only {len(runnable)} scenarios run on the real pool"
 
 
-# Scenarios that read the healer's once-per-process start: run on the real pool
-# only as the first run of a process (the healer stays up after it).
+# Scenarios that read the healer's once-per-process start, or inject faults
+# (whose Nth call counts the healer's start too): run on the real pool only as
+# the first run of a process (the healer stays up after it).
 HEALER_ONCE = re.compile(r"\bhealer\s*(==|!=|<=|>=|<|>)|count\s*\(\s*healer-start(ed|-failed)\b"
-                         r"|^\s*await\s+healer-start(ed|-failed)\b", re.M)
+                         r"|^\s*await\s+healer-start(ed|-failed)\b|^\s*fault\s", re.M)
 
 
 @pytest.mark.windows
@@ -242,8 +244,9 @@ def test_realpool_runs_a_healer_scenario_only_first_in_its_process(wine_realpool
     assert re.search(rf"^(PASS|FAIL) scenarios/{re.escape(first)}\s+runs=1 ", out, re.M), out[-3000:]
     assert re.search(rf"^STOPPED scenarios/{re.escape(first)} after 1 run\(s\), at seed 1: .*"
                      r"one seed per process", out, re.M), out[-3000:]
-    assert re.search(rf"^DECLINED scenarios/{re.escape(second)}\s+\(win32 pool: .*the healer starts "
-                     r"once per process.*one seed per process\)", out, re.M), out[-3000:]
+    assert re.search(rf"^DECLINED scenarios/{re.escape(second)}\s+\(win32 pool: .*(the healer starts "
+                     r"once per process|a fault counts the Nth call from a fresh process).*"
+                     r"one seed per process\)", out, re.M), out[-3000:]
 
 
 # At most this many scenario processes at once: a run mostly sleeps (its

@@ -8,7 +8,7 @@
 #include <string.h>
 
 static const char *const feature_text[SCN_FEATURE_COUNT] = {
-    [SCN_FEATURE_FAULT] = "faults are injected by the model of the pool",
+    [SCN_FEATURE_FAULT] = "a fault counts the Nth call from a fresh process (the healer's start included)",
     [SCN_FEATURE_STALL] = "a stall setting is a knob of the model of the pool",
     [SCN_FEATURE_RETIRE_WORKERS] = "retire_workers forces the model's idle timeout",
     [SCN_FEATURE_SEVERED] = "severed() reads the model's state of the pool",
@@ -17,6 +17,8 @@ static const char *const feature_text[SCN_FEATURE_COUNT] = {
     [SCN_FEATURE_FAIL_FAST] = "a fail-fast ends the real process (RaiseFailFastException)",
     [SCN_FEATURE_DEADLOCK] = "a deadlock on OS threads hangs for good",
     [SCN_FEATURE_MISUSE] = "misuse is reported by the model; the real pool may corrupt memory",
+    [SCN_FEATURE_SAME_TICK] = ("`expect unhealed` shows a repair starting in its cancellation's clock tick, "
+                               "which virtual time makes certain and real time rare"),
 };
 
 const char *scn_feature_text(scn_feature f) {
@@ -67,6 +69,11 @@ int scn_feature_line(const scn_scenario *s, scn_feature f) {
     case SCN_FEATURE_FAIL_FAST: return s->outcome == SCN_OUTCOME_FAIL_FAST || s->fail_fast_build ? -1 : 0;
     case SCN_FEATURE_DEADLOCK: return s->outcome == SCN_OUTCOME_DEADLOCK ? -1 : 0;
     case SCN_FEATURE_MISUSE: return s->outcome == SCN_OUTCOME_MISUSE ? -1 : 0;
+    case SCN_FEATURE_SAME_TICK:
+        for (i = 0; s->allow_unhealed && i < s->nexpects; i++)
+            if (s->expects[i].lhs.kind == SCN_TERM_FIELD && s->expects[i].lhs.field == SCN_FIELD_UNHEALED)
+                return s->expects[i].line;
+        return s->allow_unhealed ? -1 : 0;
     default: break;
     }
     for (i = 0; i < s->nthreads; i++)

@@ -18,6 +18,7 @@ typedef enum scn_feature {
     SCN_FEATURE_FAIL_FAST,      /* `expect fail_fast`, `build fail_fast` */
     SCN_FEATURE_DEADLOCK,       /* `expect deadlock` */
     SCN_FEATURE_MISUSE,         /* `expect misuse` */
+    SCN_FEATURE_SAME_TICK,      /* `expect unhealed P`: the same-tick limitation */
     SCN_FEATURE_COUNT
 } scn_feature;
 

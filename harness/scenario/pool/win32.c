@@ -1,10 +1,11 @@
 /* The scenario runner's pool backend on the real Windows thread pool
- * (scn_pool.h), linked with the core's win32 backend into
- * tpheal-harness-realpool.  The real pool has none of the model's knobs or
- * read-outs, and the process is the harness's own: a run leaves the healer
- * (and its pool) running for the next, as in any long-lived application.
- * Scenarios that need more are declined by scn_pool_unsupported before
- * they run, so the model-only entry points below are never reached. */
+ * (scn_pool.h), linked into tpheal-harness-realpool with the core's win32
+ * backend behind a fault front (win32_faults.c).  The real pool has none of
+ * the model's other knobs or read-outs, and the process is the harness's
+ * own: a run leaves the healer (and its pool) running for the next, as in
+ * any long-lived application.  Scenarios that need more are declined by
+ * scn_pool_unsupported before they run, so the model-only entry points below
+ * are never reached. */
 #define WIN32_LEAN_AND_MEAN
 #include <windows.h>
 
@@ -14,22 +15,25 @@
 
 #include "scn_features.h"
 #include "scn_pool.h"
+#include "win32_faults.h"
 
 const char *scn_pool_backend_name(void) { return "win32"; }
 bool scn_pool_is_model(void) { return false; }
 
 /* Runs begun in this process.  The first one has the process to itself: no
  * healer has started yet, so the scenarios that count or await its start
- * can run (make stress runs every free-running seed in a process of its
- * own).  After it, the healer it may have started is still up. */
+ * can run, and so can those with faults, whose counts of the Nth call
+ * include the healer's own pool, timer and allocations (make stress runs
+ * every free-running seed in a process of its own).  After it, the healer
+ * it may have started is still up. */
 static unsigned runs_begun;
 
 const char *scn_pool_unsupported(const scn_scenario *s, char *buf, size_t n) {
-    const unsigned healer = SCN_FEATURE_BIT(SCN_FEATURE_HEALER);
-    const char *why = scn_features_first(s, ((1u << SCN_FEATURE_COUNT) - 1u) & ~healer, buf, n);
+    const unsigned fresh_only = SCN_FEATURE_BIT(SCN_FEATURE_HEALER) | SCN_FEATURE_BIT(SCN_FEATURE_FAULT);
+    const char *why = scn_features_first(s, ((1u << SCN_FEATURE_COUNT) - 1u) & ~fresh_only, buf, n);
     size_t used;
     if (why || runs_begun == 0) return why;
-    why = scn_features_first(s, healer, buf, n);
+    why = scn_features_first(s, fresh_only, buf, n);
     if (!why) return NULL;
     used = strlen(buf);
     if (used < n) snprintf(buf + used, n - used, "; this process already ran one: one seed per process");
@@ -38,8 +42,11 @@ const char *scn_pool_unsupported(const scn_scenario *s, char *buf, size_t n) {
 
 /* The real process neither begins nor ends with a run, and the core's state
  * (registry, healer) must not be reset under the live pool's threads. */
-void scn_pool_process_begin(void) { runs_begun++; }
-void scn_pool_process_end(void) {}
+void scn_pool_process_begin(void) {
+    runs_begun++;
+    win32_fault_disarm_all();
+}
+void scn_pool_process_end(void) { win32_fault_disarm_all(); }
 bool scn_pool_process_per_run(void) { return false; }
 
 /* A call only the model answers reached the real backend: the runner let
@@ -55,17 +62,24 @@ void scn_pool_set_stall(const void *pool_os, const scn_pool *p) {
     (void)p;
     model_only("a stall setting");
 }
+static win32_fault_kind win32_kind_of(scn_fault_kind k) {
+    switch (k) {
+    case SCN_FAULT_WORK_CREATE: return WIN32_FAULT_WORK_CREATE;
+    case SCN_FAULT_WAIT_CREATE: return WIN32_FAULT_WAIT_CREATE;
+    case SCN_FAULT_TIMER_CREATE: return WIN32_FAULT_TIMER_CREATE;
+    case SCN_FAULT_IO_CREATE: return WIN32_FAULT_IO_CREATE;
+    case SCN_FAULT_GROUP_CREATE: return WIN32_FAULT_GROUP_CREATE;
+    case SCN_FAULT_EVENT_CREATE: return WIN32_FAULT_EVENT_CREATE;
+    case SCN_FAULT_POOL_CREATE:
+    case SCN_FAULT_HEALER_START: return WIN32_FAULT_POOL_CREATE;
+    case SCN_FAULT_ALLOC: default: return WIN32_FAULT_ALLOC;
+    }
+}
+
 void scn_pool_arm_fault(const scn_fault *f, bool match_pool, const void *pool_os) {
-    (void)f;
-    (void)match_pool;
-    (void)pool_os;
-    model_only("a fault");
+    win32_fault_arm(win32_kind_of(f->kind), f->nth, f->onward, match_pool, pool_os);
 }
-uint64_t scn_pool_fault_fired(scn_fault_kind kind) {
-    (void)kind;
-    model_only("a fault count");
-    return 0;
-}
+uint64_t scn_pool_fault_fired(scn_fault_kind kind) { return win32_fault_fired(win32_kind_of(kind)); }
 void scn_pool_retire_idle_workers(const void *pool_os) {
     (void)pool_os;
     model_only("retire_workers");
