@@ -20,12 +20,11 @@
  * TPHEAL_FAIL_FAST; this binary hands it to its sibling
  * tpheal-harness-failfast (same directory) with the same options. */
 #ifndef _WIN32
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#define _POSIX_C_SOURCE 200809L /* dirent, sys/wait */
 #endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #ifdef _WIN32
 #define WIN32_LEAN_AND_MEAN
 #include <windows.h>
@@ -36,6 +35,7 @@
 #include "rt_sched.h"
 #include "scn_ast.h"
 #include "scn_bench.h"
+#include "scn_clock.h"
 #include "scn_pool.h"
 #include "scn_run.h"
 #include "scn_text.h"
@@ -70,23 +70,6 @@ typedef struct options {
 } options;
 
 static const char *argv0;
-
-/* Monotonic seconds, for the rate figures only (nothing a run decides or
- * prints as its outcome depends on it).  Not timespec_get: Debian's mingw-w64
- * msvcrt headers declare neither it nor TIME_UTC; nor clock_gettime there,
- * which would drag in winpthreads. */
-static double wall_seconds(void) {
-#ifdef _WIN32
-    LARGE_INTEGER f, c;
-    QueryPerformanceFrequency(&f);
-    QueryPerformanceCounter(&c);
-    return (double)c.QuadPart / (double)f.QuadPart;
-#else
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-#endif
-}
 
 static int usage(const char *why) {
     if (why) fprintf(stderr, "tpheal-harness: %s\n", why);
@@ -460,7 +443,7 @@ static int cmd_run(int argc, char **argv) {
             if (r > rc) rc = r;
             continue;
         }
-        t0 = wall_seconds();
+        t0 = scn_wall_seconds();
         for (st = 0; st < 2; st++) {
             options so = o;
             if (!(o.strategies & (1 << st))) continue;
@@ -478,7 +461,7 @@ static int cmd_run(int argc, char **argv) {
                 }
             }
         }
-        t.seconds = wall_seconds() - t0;
+        t.seconds = scn_wall_seconds() - t0;
         bool unexercised = !o.native && !o.schedule && t.runs >= NOT_EXERCISED_MIN_RUNS && t.distinct == 1;
         if (unexercised)
             printf("NOT-EXERCISED %s: all %llu runs produced one interleaving: the scheduler is not racing "

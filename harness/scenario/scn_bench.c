@@ -14,38 +14,17 @@
  * Memory: a 16-thread scenario is run too, and the most fibers alive at once,
  * the per-fiber stack and the process's peak RSS are printed against the
  * targets (<= 64 KiB a fiber, <= 32 MiB for a 16-thread run). */
-#if !defined(_WIN32)
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
-#endif
 #include "scn_bench.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "rt_sched.h"
 #include "scn_ast.h"
+#include "scn_clock.h"
 #include "scn_run.h"
 #include "scn_text.h"
-
-#if defined(_WIN32)
-#define WIN32_LEAN_AND_MEAN
-#include <windows.h>
-static double wall_seconds(void) {
-    LARGE_INTEGER f, c;
-    QueryPerformanceFrequency(&f);
-    QueryPerformanceCounter(&c);
-    return (double)c.QuadPart / (double)f.QuadPart;
-}
-#else
-static double clock_seconds(clockid_t id) {
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-static double wall_seconds(void) { return clock_seconds(CLOCK_MONOTONIC); }
-#endif
 
 /* Peak resident set of this process in KiB, or 0 where it is not read.
  * VmHWM, not getrusage's ru_maxrss: Linux carries ru_maxrss across execve
@@ -155,10 +134,10 @@ int scn_bench_main(uint64_t seeds) {
         return 2;
     }
     c0 = sched_bench_seconds();
-    w0 = wall_seconds();
+    w0 = scn_wall_seconds();
     run_seeds(s, seeds, &t);
     cpu = sched_bench_seconds() - c0;
-    wall = wall_seconds() - w0;
+    wall = scn_wall_seconds() - w0;
     raw = sched_bench_raw_switches_per_sec(4000000);
     run_seeds(mem, MEM_SEEDS, &m);
     rss = peak_rss_kib();

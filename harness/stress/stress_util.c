@@ -19,6 +19,8 @@
 
 #include <tpheal/config.h>
 
+#include "scn_clock.h"
+
 #if defined(TPHEAL_ASAN) || defined(TPHEAL_TSAN)
 #include <sanitizer/common_interface_defs.h>
 #endif
@@ -91,15 +93,7 @@ void stress_json_string(FILE *f, const char *s) {
 }
 
 /* ---- wall clock ------------------------------------------------------------ */
-uint64_t stress_wall_ms(void) {
-#if defined(_WIN32)
-    return (uint64_t)GetTickCount64();
-#else
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-#endif
-}
+uint64_t stress_wall_ms(void) { return (uint64_t)(scn_wall_seconds() * 1000.0); }
 
 /* ---- crash line -------------------------------------------------------------
  * Written from a signal handler or a sanitizer's death callback, so it is
