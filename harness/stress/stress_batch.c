@@ -10,7 +10,7 @@
  * Runs j = first, first+1, ... with seed stress_run_seed(base, j) until
  * count runs were made or max-ms of wall time has passed (checked between
  * runs), and prints (a scenario the linked pool backend declines -- the real
- * pool of tpheal-harness-realpool has no faults, stalls, ... -- and a native
+ * pool of tpheal-harness-realpool has no stalls, severed state, ... -- and a native
  * batch whose scenario expects a deadlock, or whose one run would take longer
  * than --max-run-ms of real time, print the same object with runs 0 and
  * "skipped": why):
@@ -163,9 +163,9 @@ int tph_stress_batch_main(int argc, char **argv) {
         return usage("controlled mode schedules the model's threads: use tpheal-harness", NULL);
     }
     uint64_t est = native_estimate_ms(scn);
-    if (declined)
-        (void)0; /* skip says why */
-    else if (a.cfg.mode == STRESS_NATIVE && scn->outcome == SCN_OUTCOME_DEADLOCK)
+    if (declined) {
+        /* skip already says why */
+    } else if (a.cfg.mode == STRESS_NATIVE && scn->outcome == SCN_OUTCOME_DEADLOCK)
         /* On OS threads a deadlock is a hang: nothing ends it but a kill,
          * so the scenario is left to the controlled scheduler, which
          * detects it.  (Measured: a 60 s budget overran by 60 s.) */

@@ -270,8 +270,9 @@ int tph_stress_faultloop_main(int argc, char **argv) {
         }
     }
     if (!scn_pool_is_model()) {
-        /* faults are injected at the model's seam; the real pool has none */
-        fprintf(stderr, CMD ": the fault loop fails the model's seam calls: use tpheal-harness\n");
+        /* The loop knows a kind is exhausted only by comparing controlled,
+         * deterministic runs (above); free-running runs cannot tell it. */
+        fprintf(stderr, CMD ": the fault loop needs controlled runs on the model: use tpheal-harness\n");
         return 2;
     }
     if (!path || !have_seed) {
