@@ -9,8 +9,9 @@
  *
  *   pool/sim.c    the modelled pool (harness/sim/): every knob, every
  *                 read-out; a run is one simulated process.
- *   pool/win32.c  the real Windows thread pool (core/src/win/os_win32.c):
- *                 no knobs, no read-outs; I/O on a temporary file opened for
+ *   pool/win32.c  the real Windows thread pool (core/src/win/os_win32.c
+ *                 behind the fault front pool/win32_faults.c): faults, no
+ *                 other knob or read-out; I/O on a temporary file opened for
  *                 overlapped writes; the process is the harness's own, so
  *                 the healer and its pool outlive a run.
  *
@@ -49,11 +50,13 @@ void scn_pool_process_begin(void);
 void scn_pool_process_end(void);
 bool scn_pool_process_per_run(void);
 
+/* Faults (both backends).  pool_os NULL = the default pool. */
+void scn_pool_arm_fault(const scn_fault *f, bool match_pool, const void *pool_os);
+uint64_t scn_pool_fault_fired(scn_fault_kind kind);
+
 /* Model only (scn_pool_unsupported declines the scenarios that use them).
  * pool_os NULL = the default pool. */
 void scn_pool_set_stall(const void *pool_os, const scn_pool *p);
-void scn_pool_arm_fault(const scn_fault *f, bool match_pool, const void *pool_os);
-uint64_t scn_pool_fault_fired(scn_fault_kind kind);
 void scn_pool_retire_idle_workers(const void *pool_os);
 uint64_t scn_pool_severed(const void *pool_os);
 bool scn_pool_any_severed_with_queued(void);

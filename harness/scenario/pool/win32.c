@@ -62,24 +62,10 @@ void scn_pool_set_stall(const void *pool_os, const scn_pool *p) {
     (void)p;
     model_only("a stall setting");
 }
-static win32_fault_kind win32_kind_of(scn_fault_kind k) {
-    switch (k) {
-    case SCN_FAULT_WORK_CREATE: return WIN32_FAULT_WORK_CREATE;
-    case SCN_FAULT_WAIT_CREATE: return WIN32_FAULT_WAIT_CREATE;
-    case SCN_FAULT_TIMER_CREATE: return WIN32_FAULT_TIMER_CREATE;
-    case SCN_FAULT_IO_CREATE: return WIN32_FAULT_IO_CREATE;
-    case SCN_FAULT_GROUP_CREATE: return WIN32_FAULT_GROUP_CREATE;
-    case SCN_FAULT_EVENT_CREATE: return WIN32_FAULT_EVENT_CREATE;
-    case SCN_FAULT_POOL_CREATE:
-    case SCN_FAULT_HEALER_START: return WIN32_FAULT_POOL_CREATE;
-    case SCN_FAULT_ALLOC: default: return WIN32_FAULT_ALLOC;
-    }
-}
-
 void scn_pool_arm_fault(const scn_fault *f, bool match_pool, const void *pool_os) {
-    win32_fault_arm(win32_kind_of(f->kind), f->nth, f->onward, match_pool, pool_os);
+    win32_fault_arm(f->kind, f->nth, f->onward, match_pool, pool_os);
 }
-uint64_t scn_pool_fault_fired(scn_fault_kind kind) { return win32_fault_fired(win32_kind_of(kind)); }
+uint64_t scn_pool_fault_fired(scn_fault_kind kind) { return win32_fault_fired(kind); }
 void scn_pool_retire_idle_workers(const void *pool_os) {
     (void)pool_os;
     model_only("retire_workers");
