@@ -40,7 +40,7 @@ cmocka_lib="$build/cmocka-mingw/lib/libcmocka-static.a" # cmocka 1.1.5 (Debian 1
 t=$(now)
 cmake -S "$root" -B "$build" \
     -DCMAKE_TOOLCHAIN_FILE="$root/cmake/mingw-w64.cmake" \
-    -DCMAKE_BUILD_TYPE="${TPHEAL_WIN_BUILD_TYPE:-Debug}" \
+    -DCMAKE_BUILD_TYPE="${TPHEAL_WIN_BUILD_TYPE:-Debug}" -DTPHEAL_WERROR=ON \
     -DCMOCKA_INCLUDE_DIR="$build/cmocka-mingw/include" \
     -DCMOCKA_LIBRARY="$cmocka_lib" \
     -Dcmocka_DIR="$build/cmocka-mingw/no-config" >/dev/null

@@ -133,6 +133,10 @@ static bool is_ident(const char *w) {
 /* Reads a word token; `what` names it in the error. */
 static bool take_word(parser *p, const char *what, const scn_tok **out) {
     const scn_tok *t = peek(p);
+    /* Written on every path: gcc 12 -O2 inlines this, cannot see that the
+     * error paths return false, and warns that callers' tokens may be read
+     * uninitialized (-Wmaybe-uninitialized, three sites, issue 11). */
+    *out = NULL;
     if (!t) return error_tok(p, p->pos, "missing %s", what);
     if (t->kind != SCN_TOK_WORD) return error_tok(p, p->pos, "expected %s, found '%s'", what, t->text);
     p->pos++;

@@ -238,7 +238,11 @@ static void every_corpus_file_parses(void **state) {
         scn_scenario *s;
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         s = scn_parse_file(path, &e);
-        if (!s) fail_msg("%s:%d:%d: %s", path, e.line, e.col, e.msg);
+        if (!s) {
+            /* cmocka 1.1's fail_msg is not noreturn: gcc 12 -O2 sees s NULL below */
+            fail_msg("%s:%d:%d: %s", path, e.line, e.col, e.msg);
+            return;
+        }
         assert_true(strlen(s->purpose) > 10);
         scn_free(s);
     }
