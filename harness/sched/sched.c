@@ -47,31 +47,27 @@ static void appendf(char **buf, size_t *len, size_t *cap, const char *fmt, ...);
 
 static const char *state_text(const rt_thread *t, char *buf, size_t n) {
     const rt_thread *o;
-    const sched_lock *l;
-    const sched_waitq *q;
     switch (t->state) {
     case TS_RUNNABLE: snprintf(buf, n, "runnable"); break;
     case TS_LOCK:
-        l = (const sched_lock *)t->blocked_on;
-        o = l->owner;
+        o = t->blocked_thread;
         if (o)
-            snprintf(buf, n, "wants lock#%" PRIu64 " held by thread %" PRIu32 " \"%s\"", (uint64_t)l->id,
+            snprintf(buf, n, "wants lock#%" PRIu64 " held by thread %" PRIu32 " \"%s\"", (uint64_t)t->blocked_id,
                      o->id, o->name);
         else
-            snprintf(buf, n, "wants lock#%" PRIu64 " (free, wake-up pending)", (uint64_t)l->id);
+            snprintf(buf, n, "wants lock#%" PRIu64 " (free, wake-up pending)", (uint64_t)t->blocked_id);
         break;
     case TS_WAIT:
-        q = (const sched_waitq *)t->blocked_on;
         if (t->timed_at != SCHED_NONE)
             snprintf(buf, n, "waits on %s (waitq#%" PRIu64 ") until t=%" PRIu64, t->what ? t->what : "?",
-                     (uint64_t)q->id, t->deadline);
+                     (uint64_t)t->blocked_id, t->deadline);
         else
             snprintf(buf, n, "waits on %s (waitq#%" PRIu64 ") forever", t->what ? t->what : "?",
-                     (uint64_t)q->id);
+                     (uint64_t)t->blocked_id);
         break;
     case TS_SLEEP: snprintf(buf, n, "sleeps until t=%" PRIu64, t->deadline); break;
     case TS_JOIN:
-        o = (const rt_thread *)t->blocked_on;
+        o = t->blocked_thread;
         snprintf(buf, n, "joins thread %" PRIu32 " \"%s\"", o->id, o->name);
         break;
     case TS_FINISHED: snprintf(buf, n, "finished"); break;

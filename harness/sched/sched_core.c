@@ -27,7 +27,7 @@ static void runnable_remove(sched *s, rt_thread *t) {
 
 void sched_make_runnable(sched *s, rt_thread *t) {
     t->state = TS_RUNNABLE;
-    t->blocked_on = NULL;
+    t->in_waitq = NULL;
     if (t->runnable_at == SCHED_NONE) runnable_add(s, t);
 }
 
@@ -63,7 +63,7 @@ static void fire_due(sched *s) {
         if (t->deadline <= s->now) {
             sched_timed_remove(s, t);
             if (t->state == TS_WAIT) {
-                sched_waitq *q = (sched_waitq *)t->blocked_on;
+                sched_waitq *q = t->in_waitq;
                 sched_q_remove(&q->head, &q->tail, t);
                 t->woken = false;
             }

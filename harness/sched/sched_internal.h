@@ -41,7 +41,16 @@ struct rt_thread {
     uint32_t timed_at;    /* index in timed[], SCHED_NONE when no deadline */
     uint64_t deadline;
     const char *what;     /* rt_wait's description */
-    void *blocked_on;     /* sched_lock, sched_waitq or rt_thread (join) */
+    /* What a blocked thread waits for, for sched_blocked_report, kept here
+     * and never read back from the lock or queue: those may live on a
+     * fiber's stack, and the report runs after the run abandoned its fibers
+     * (ASan with detect_stack_use_after_return, clang >= 15's default, fails
+     * that read: issue 11). */
+    uintptr_t blocked_id;       /* TS_LOCK / TS_WAIT: the lock's or queue's id */
+    rt_thread *blocked_thread;  /* TS_JOIN: the joined thread; TS_LOCK: the lock's
+                                 * owner, kept current by sched_lock_take/give */
+    struct sched_waitq *in_waitq; /* TS_WAIT: the queue a timeout removes it from
+                                   * (read during the run only, never by the report) */
     rt_thread *qprev, *qnext; /* FIFO of a lock or waitq */
     rt_thread *joiner;
     uint64_t priority;    /* PCT: higher runs first */

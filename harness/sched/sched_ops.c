@@ -31,7 +31,7 @@ static void op_join(rt_thread *t) {
     if (!t || t == cur || t->joined || t->joiner) misuse(s, "rt_join of self or twice", t ? t->id : 0);
     if (t->state != TS_FINISHED) {
         t->joiner = cur;
-        cur->blocked_on = t;
+        cur->blocked_thread = t;
         sched_make_blocked(s, cur, TS_JOIN);
     }
     sched_reschedule(s);
@@ -83,7 +83,8 @@ static bool op_wait(rt_waitq *q, rt_lock *l, uint64_t deadline, const char *what
     cur->what = what;
     if (deadline > s->now) {
         sched_q_push_back(&sq->head, &sq->tail, cur);
-        cur->blocked_on = sq;
+        cur->blocked_id = sq->id;
+        cur->in_waitq = sq;
         if (deadline != RT_FOREVER) sched_timed_add(s, cur, deadline);
         sched_make_blocked(s, cur, TS_WAIT);
     }

@@ -52,6 +52,14 @@ void sched_q_remove(rt_thread **head, rt_thread **tail, rt_thread *t) {
     t->qprev = t->qnext = NULL;
 }
 
+/* The owner, also told to every thread queued on the lock (their
+ * blocked_thread): the blocked report must not read the lock itself. */
+static void set_owner(sched_lock *sl, rt_thread *owner) {
+    rt_thread *w;
+    sl->owner = owner;
+    for (w = sl->head; w; w = w->qnext) w->blocked_thread = owner;
+}
+
 /* Takes the lock for the current thread, blocking while another owns it.
  * A release wakes one waiter, which must still win the lock against threads
  * that arrive meanwhile (barging is a real interleaving); a waiter that
@@ -63,16 +71,17 @@ void sched_lock_take(sched *s, sched_lock *sl) {
         if (first) sched_q_push_back(&sl->head, &sl->tail, cur);
         else q_push_front(&sl->head, &sl->tail, cur);
         first = false;
-        cur->blocked_on = sl;
+        cur->blocked_id = sl->id;
+        cur->blocked_thread = sl->owner;
         sched_make_blocked(s, cur, TS_LOCK);
         sched_reschedule(s);
     }
-    sl->owner = cur;
+    set_owner(sl, cur);
 }
 
 void sched_lock_give(sched *s, sched_lock *sl) {
     rt_thread *t = sl->head;
-    sl->owner = NULL;
+    set_owner(sl, NULL);
     if (t) {
         sched_q_remove(&sl->head, &sl->tail, t);
         sched_make_runnable(s, t);
