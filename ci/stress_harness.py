@@ -43,7 +43,8 @@ def sanitizer_env(base: dict | None = None) -> dict:
     env = dict(os.environ if base is None else base)
     # exitcode 66 tells a sanitizer report apart from a harness verdict (1)
     # and bad input (2).
-    env.setdefault("ASAN_OPTIONS", "detect_leaks=1:halt_on_error=1:abort_on_error=0:exitcode=66")
+    env.setdefault("ASAN_OPTIONS", "detect_leaks=1:halt_on_error=1:abort_on_error=0:exitcode=66:"
+                   "detect_stack_use_after_return=1")  # clang >= 15's default (issue 11)
     env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1:exitcode=66")
     env.setdefault("TSAN_OPTIONS", "halt_on_error=1:exitcode=66:second_deadlock_stack=1")
     env.setdefault("LSAN_OPTIONS", "exitcode=66")

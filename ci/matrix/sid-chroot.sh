@@ -43,11 +43,17 @@ ensure() {
 
 mounted() { mountpoint -q "$root/$1"; }
 
-run() {
-  ensure
+# /proc is needed by more than it seems: wine finds ntdll.so through
+# /proc/self/exe ("could not load ntdll.so: (null)" without it).
+mounts() {
   for m in proc sys dev dev/pts; do
     mounted "$m" || sudo_ mount --bind "/$m" "$root/$m"
   done
+}
+
+run() {
+  ensure
+  mounts
   # A copy, not a bind mount: builds inside write build/ dirs that must not
   # collide with the host's (other compiler, other CMake cache).
   sudo_ mkdir -p "$root/src"
@@ -58,6 +64,7 @@ run() {
 
 versions() {
   ensure
+  mounts
   sudo_ chroot "$root" sh -c 'gcc --version | head -1; clang --version | head -1; cmake --version | head -1;
     dpkg-query -W -f="libcmocka-dev \${Version}\n" libcmocka-dev; (wine --version || wine64 --version) 2>/dev/null;
     x86_64-w64-mingw32-gcc --version | head -1; python3 -m pytest --version'

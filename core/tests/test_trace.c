@@ -10,6 +10,14 @@
 #include "tph_test.h"
 #include "trace_point.h"
 
+#ifdef _MSC_VER
+/* MSVC spells them _popen/_pclose and deprecates the POSIX names (C4996,
+ * an error under /W4 /WX); the body that calls them is skipped on Windows,
+ * but it still compiles. */
+#define popen _popen
+#define pclose _pclose
+#endif
+
 static const char *self_path;
 
 /* Every body runs inside a simulated process (the trace reads the seam's

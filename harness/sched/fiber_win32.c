@@ -29,6 +29,13 @@ typedef jmp_buf fiber_jmp;
 #define FIBER_LONGJMP(b) longjmp(b, 1)
 #endif
 
+/* MSVC x64's jmp_buf is 16-byte aligned: the struct is padded for it, which
+ * /W4 reports (C4324, an error with /WX).  The padding is what the alignment
+ * asks for; nothing to change but the report. */
+#if defined(_MSC_VER) && !defined(__clang__)
+#pragma warning(push)
+#pragma warning(disable : 4324)
+#endif
 typedef struct win_fiber {
     void *handle;
     size_t size;
@@ -37,6 +44,9 @@ typedef struct win_fiber {
     fiber_jmp top;
     struct win_fiber *next; /* pool link */
 } win_fiber;
+#if defined(_MSC_VER) && !defined(__clang__)
+#pragma warning(pop)
+#endif
 
 static win_fiber *pool;
 

@@ -79,8 +79,8 @@ static void bench_runs(const char *label, rt_thread_fn fn, int threads, int iter
     dt = sched_bench_seconds() - t0;
     printf("%-26s %8.0f schedules/s  %6.0f points/run  %10.0f points/s  %5.1f ns/point  "
            "%4.0f%% of raw switch rate  (%.0f switches/run)\n",
-           label, runs / dt, (double)steps / runs, steps / dt, dt * 1e9 / steps,
-           100.0 * (steps / dt) / raw, (double)switches / runs);
+           label, runs / dt, (double)steps / runs, (double)steps / dt, dt * 1e9 / (double)steps,
+           100.0 * ((double)steps / dt) / raw, (double)switches / runs);
 }
 
 int main(int argc, char **argv) {
