@@ -1,5 +1,7 @@
-"""Shared fixtures of the pytest driver: where the builds are, and how to run
-a program with a hard time bound whose whole process tree is killed on expiry."""
+"""Shared fixtures of the pytest driver: where the builds are, where a built
+program is (one rule for every ci/*.py), and how to run a program with a hard
+time bound whose whole process tree is killed on expiry -- on POSIX and on
+Windows (the MSVC and MSYS2 jobs run this driver too)."""
 import os
 import pathlib
 import signal
@@ -8,22 +10,55 @@ import subprocess
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
+WINDOWS = os.name == "nt"
+EXE = ".exe" if WINDOWS else ""
 
 
 def build_dir() -> pathlib.Path:
     return pathlib.Path(os.environ.get("TPHEAL_BUILD_DIR", REPO / "build")).resolve()
 
 
+def binary_candidates(rel: str, build: pathlib.Path | None = None) -> list[pathlib.Path]:
+    """Where a multi-config generator (Visual Studio: <dir>/Release/) and a
+    single-config one (<dir>/) put the program `rel` (a path under the build
+    without suffix, e.g. harness/scenario/tpheal-harness), with the
+    platform's suffix.  TPHEAL_BUILD_CONFIG names the configuration."""
+    p = (build or build_dir()) / rel
+    out = []
+    config = os.environ.get("TPHEAL_BUILD_CONFIG")
+    if config:
+        out.append(p.parent / config / (p.name + EXE))
+    out.append(p.parent / (p.name + EXE))
+    return out
+
+
+def binary(rel: str, build: pathlib.Path | None = None) -> pathlib.Path:
+    """The built program `rel`; the last candidate (to name in a failure
+    message) when none exists."""
+    cands = binary_candidates(rel, build)
+    return next((c for c in cands if c.is_file()), cands[-1])
+
+
+def _kill_tree(proc):
+    if WINDOWS:
+        # No process groups to signal: taskkill ends the tree by parent id.
+        subprocess.run(["taskkill", "/T", "/F", "/PID", str(proc.pid)],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    else:
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
 def run_bounded(cmd, timeout, cwd=None, env=None):
     """Run cmd, return (returncode, combined output). On timeout the whole
-    process group is killed and returncode is None."""
+    process tree is killed and returncode is None."""
+    kw = {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP} if WINDOWS else {"start_new_session": True}
     proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, start_new_session=True)
+                            stderr=subprocess.STDOUT, **kw)
     try:
         out, _ = proc.communicate(timeout=timeout)
         return proc.returncode, out.decode("utf-8", "replace")
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
+        _kill_tree(proc)
         out, _ = proc.communicate()
         return None, out.decode("utf-8", "replace")
 

@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from conftest import REPO, build_dir, run_bounded
+from conftest import REPO, binary, run_bounded
 
 SCENARIOS = sorted((REPO / "scenarios").glob("*.scn"))
 SEEDS = int(os.environ.get("TPHEAL_SCENARIO_SEEDS", "200"))
@@ -23,8 +23,8 @@ TIMEOUT = 120
 
 def harness(failfast=False):
     name = "tpheal-harness-failfast" if failfast else "tpheal-harness"
-    exe = build_dir() / "harness" / "scenario" / name
-    if not exe.exists():
+    exe = binary(f"harness/scenario/{name}")
+    if not exe.is_file():
         pytest.fail(f"{exe} is missing: build first (make test builds it)")
     return str(exe)
 
@@ -76,6 +76,22 @@ def test_failfast_scenario_reexecutes_sibling():
     path = REPO / "scenarios" / "overdue-unrepairable-fail-fast.scn"
     rc, out = run_bounded([harness(), "run", str(path), "--seeds", "3"], 60, cwd=REPO)
     assert rc == 0 and "PASS" in out, out
+
+
+def test_failfast_sibling_found_through_quotes(tmp_path):
+    """run_sibling quotes for the shell system() uses: a harness in a
+    directory whose name holds a space and an apostrophe still finds its
+    fail-fast sibling, and so does a scenario file named likewise."""
+    d = tmp_path / "it's a dir"
+    d.mkdir()
+    for name in ("tpheal-harness", "tpheal-harness-failfast"):
+        src = pathlib.Path(harness(name.endswith("failfast")))
+        (d / src.name).write_bytes(src.read_bytes())
+        (d / src.name).chmod(0o755)
+    scn = d / "it's fail-fast.scn"
+    scn.write_bytes((REPO / "scenarios" / "overdue-unrepairable-fail-fast.scn").read_bytes())
+    rc, out = run_bounded([str(d / pathlib.Path(harness()).name), "run", str(scn), "--seeds", "3"], 60)
+    assert rc == 0 and "runs=3 failures=0" in out, out
 
 
 def test_list_and_bench():
