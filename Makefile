@@ -10,6 +10,9 @@
 #                   free-running runs, the real Windows pool included (SEED, SHARD,
 #                   STRESS_SECONDS as for make stress)
 #   make sabotage   the sabotage sweep (SHARD=i/n)
+#   make matrix     the toolchain matrix (docs/toolchain-matrix.md): the Linux gate
+#                   jobs on Debian 12 and in a Debian sid chroot, Release/Debug/
+#                   RelWithDebInfo, gcc and clang, and the clang MSVC-mode pass
 SHELL := /bin/bash
 PYTEST := /usr/bin/python3 -m pytest
 JOBS ?= 2
@@ -19,7 +22,7 @@ SEED ?=
 SHARD ?=
 SANITIZE ?=
 
-.PHONY: all deps build build-asan build-tsan build-noheal test stress stress-windows windows sabotage fuzz clean
+.PHONY: all deps build build-asan build-tsan build-noheal test stress stress-windows windows sabotage fuzz matrix clean
 
 all: build
 
@@ -29,7 +32,7 @@ deps:
 # $(call configure,dir,extra cmake args)
 define configure
 	@if [ ! -f $(1)/CMakeCache.txt ]; then \
-	  cmake -S . -B $(1) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(2) >/dev/null; fi
+	  cmake -S . -B $(1) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTPHEAL_WERROR=ON $(2) >/dev/null; fi
 	@cmake --build $(1) -j$(JOBS) -- --no-print-directory -s
 endef
 
@@ -67,6 +70,10 @@ stress-windows:
 
 sabotage: deps build
 	/usr/bin/python3 ci/sabotage/sweep.py $(if $(SHARD),--shard $(SHARD))
+
+matrix:
+	@ci/deps.sh all
+	ci/matrix/run.sh
 
 clean:
 	rm -rf $(BUILD)
