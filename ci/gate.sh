@@ -129,7 +129,7 @@ case "$job" in
     # Git Bash on a windows-2025 runner.  No -G: CMake picks the newest
     # Visual Studio installed (the runner image has one, and its version
     # moves: "Visual Studio 17 2022" vanished from windows-latest).
-    vcpkg=${VCPKG_INSTALLATION_ROOT:?VCPKG_INSTALLATION_ROOT is not set (GitHub's Windows image sets it)}
+    vcpkg=${VCPKG_INSTALLATION_ROOT:?VCPKG_INSTALLATION_ROOT is not set: the GitHub Windows image sets it}
     must cmocka "$vcpkg/vcpkg.exe" install cmocka:x64-windows
     must configure cmake -S . -B "$root" -A x64 -DTPHEAL_WERROR=ON \
       -DCMAKE_TOOLCHAIN_FILE="$vcpkg/scripts/buildsystems/vcpkg.cmake" -DVCPKG_TARGET_TRIPLET=x64-windows

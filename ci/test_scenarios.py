@@ -94,6 +94,17 @@ def test_failfast_sibling_found_through_quotes(tmp_path):
     assert rc == 0 and "runs=3 failures=0" in out, out
 
 
+def test_same_tick_scenario_runs_controlled_only():
+    """`expect unhealed` is a coincidence of real time in free-running mode
+    (1 replay in 6 failed under ASan, issue 11): declined there, with the
+    reason; controlled runs still check it."""
+    path = REPO / "scenarios" / "healer-never-starts-same-tick.scn"
+    rc, out = run_bounded([harness(), "run", str(path), "--mode", "native", "--seeds", "2"], 60, cwd=REPO)
+    assert rc == 3 and "DECLINED" in out and "`expect unhealed`" in out, out
+    rc, out = run_bounded([harness(), "run", str(path), "--seeds", "20"], 60, cwd=REPO)
+    assert rc == 0 and "runs=20 failures=0" in out, out
+
+
 def test_list_and_bench():
     rc, out = run_bounded([harness(), "list", str(REPO / "scenarios")], 30)
     assert rc == 0 and "repair-started" in out and "try_cancel_pending" in out, out

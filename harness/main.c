@@ -465,7 +465,7 @@ static int cmd_run(int argc, char **argv) {
         char why[256];
         bool stopped = false;
         memset(&t, 0, sizeof t);
-        if (scn_pool_unsupported(s, why, sizeof why)) {
+        if (scn_run_unsupported(s, o.native, why, sizeof why)) {
             declined++;
             if (o.json) {
                 printf("{\"scenario\":");

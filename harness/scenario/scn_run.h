@@ -40,6 +40,10 @@ typedef struct scn_run_out {
 } scn_run_out;
 
 int scn_run(const scn_scenario *, const scn_run_opts *, scn_run_out *);
+/* Why s cannot run in this mode (native: free-running) on this pool
+ * backend, in buf, or NULL: the backend's declines (scn_pool_unsupported)
+ * and free-running mode's own.  scn_run, run and stress-batch ask it. */
+const char *scn_run_unsupported(const scn_scenario *, bool native, char *buf, size_t n);
 void scn_run_out_free(scn_run_out *);
 
 /* Settling after the scenario's threads end, when the scenario asks for no

@@ -24,8 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scn_pool.h" /* scn_pool_unsupported */
-#include "scn_run.h"  /* SCN_SETTLE_DEFAULT */
+#include "scn_pool.h" /* scn_pool_is_model, scn_pool_backend_name */
+#include "scn_run.h"  /* SCN_SETTLE_DEFAULT, scn_run_unsupported */
 #include "stress.h"
 #include "stress_runner.h"
 #include "stress_util.h"
@@ -153,7 +153,7 @@ int tph_stress_batch_main(int argc, char **argv) {
     }
     char skip[256] = "";
     /* Asked before the build check: the real pool has no fail-fast sibling. */
-    bool declined = scn_pool_unsupported(scn, skip, sizeof skip) != NULL;
+    bool declined = scn_run_unsupported(scn, a.cfg.mode == STRESS_NATIVE, skip, sizeof skip) != NULL;
     if (!declined && stress_wrong_build(a.path, scn->fail_fast_build)) {
         scn_free(scn);
         return STRESS_EXIT_OTHER_BUILD;
