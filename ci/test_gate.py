@@ -52,14 +52,15 @@ def test_no_floating_runner_label():
 
 
 def test_workflow_runs_only_the_gate_script():
-    runs = re.findall(r"^\s*(?:-\s+)?run:\s*(.*)$", workflow_text(), re.M)
+    runs = re.findall(r"^[ \t]*(?:-[ \t]+)?run:[ \t]*(.*)$", workflow_text(), re.M)
+    runs = [r for r in runs if r]  # `defaults: run:` holds a shell, not a command
     assert runs
     for r in runs:
         assert re.fullmatch(r"ci/gate\.sh [\w${}. /-]+", r), f"logic in the YAML: `{r}` (put it in ci/gate.sh)"
-    jobs = set(re.findall(r"ci/gate\.sh (\w+)", workflow_text()))
+    jobs = {re.match(r"ci/gate\.sh (\S+)", r).group(1) for r in runs}
     jobs |= set(re.findall(r"job: \[([^\]]*)\]", workflow_text())[0].replace(" ", "").split(","))
     gate = (REPO / "ci" / "gate.sh").read_text()
-    for j in jobs - {"matrix"}:
+    for j in jobs:
         if j.startswith("$"):
             continue
         assert re.search(rf"^\s*(\w+\|)*{j}(\|\w+)*\)", gate, re.M), f"ci/gate.sh has no job {j}"
@@ -95,7 +96,7 @@ def test_deps_uses_sudo_n_when_not_root(tmp_path):
     assert any(c.startswith("-n env DEBIAN_FRONTEND=noninteractive apt-get install") for c in calls), calls
     install = [c for c in calls if "apt-get install" in c][0].split()
     assert "libclang-rt-dev" in install and "libcmocka-dev" in install, install
-    versioned = [p for p in install if re.search(r"-\d+(-dev)?$", p) and not p.startswith("x86-64")]
+    versioned = [p for p in install if re.search(r"-\d+(-dev)?$", p) and "x86-64" not in p]
     assert not versioned, f"version-bound package names: {versioned}"
     for unused in ("python3-pytest-xdist", "python3-pytest-timeout", "ccache"):
         assert unused not in install
@@ -116,8 +117,8 @@ def test_deps_without_root_or_sudo_says_what_to_run(tmp_path):
 
 def configured_flags(tmp_path, *args):
     b = tmp_path / "b"
-    rc, out = run_bounded(["cmake", "-S", str(REPO), "-B", str(b), "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON",
-                           "-DTPHEAL_BUILD_TESTS=OFF", "-DTPHEAL_BUILD_HARNESS=OFF", *args], 120)
+    rc, out = run_bounded(["cmake", "-S", str(REPO), "-B", str(b), "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON", *args],
+                          120)
     assert rc == 0, out
     cmds = json.loads((b / "compile_commands.json").read_text())
     assert cmds
