@@ -16,7 +16,7 @@ mirror=${TPHEAL_SID_MIRROR:-http://deb.debian.org/debian}
 here=$(cd "$(dirname "$0")/../.." && pwd)
 # What the Linux jobs install (ci/deps.sh's names) plus the Wine job's.
 pkgs=(ca-certificates cmake make gcc clang libclang-rt-dev libcmocka-dev pkg-config
-      python3 python3-pytest git rsync gcc-mingw-w64-x86-64 wine wine64 dpkg-dev)
+      python3 python3-pytest git gcc-mingw-w64-x86-64 wine wine64 dpkg-dev)
 
 sudo_() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo -n "$@"; fi; }
 
@@ -55,9 +55,12 @@ run() {
   ensure
   mounts
   # A copy, not a bind mount: builds inside write build/ dirs that must not
-  # collide with the host's (other compiler, other CMake cache).
+  # collide with the host's (other compiler, other CMake cache).  The
+  # chroot's own build dirs are kept between runs; the rest is replaced.
   sudo_ mkdir -p "$root/src"
-  sudo_ rsync -a --delete --exclude '/build*' --exclude node_modules --exclude '.git' "$here/" "$root/src/"
+  sudo_ find "$root/src" -mindepth 1 -maxdepth 1 ! -name 'build*' -exec rm -rf {} +
+  tar -C "$here" --exclude='./build*' --exclude=node_modules --exclude=./.git -cf - . |
+    sudo_ tar -C "$root/src" -xf -
   sudo_ chroot "$root" env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
     TPHEAL_IN_SID=1 CI="${CI:-}" bash -c 'cd /src && "$@"' bash "$@"
 }
