@@ -11,10 +11,11 @@
 # What uses what: cmake/make/gcc the builds; clang + libclang-rt-dev the
 # sanitizer and fuzz builds (and the clang MSVC-mode pass); libcmocka-dev the
 # unit tests; pkg-config ci/test_install.py; python3-pytest the driver; git
-# ci/test_sabotage.py; gcc-mingw-w64-x86-64 (its headers serve the MSVC-mode
+# ci/test_sabotage.py; ccache the sabotage sweep's restores (ci/sabotage/sweep.py
+# uses it when present: docs/sabotage.md); gcc-mingw-w64-x86-64 (its headers serve the MSVC-mode
 # pass too), wine and dpkg-dev (cmocka's source package) the Windows build.
 set -euo pipefail
-pkgs=(cmake make gcc clang libclang-rt-dev libcmocka-dev pkg-config python3 python3-pytest git)
+pkgs=(cmake make gcc clang libclang-rt-dev libcmocka-dev pkg-config python3 python3-pytest git ccache)
 case "${1:-}" in
   "") ;;
   windows|all) pkgs+=(gcc-mingw-w64-x86-64 wine wine64 dpkg-dev) ;;
