@@ -51,5 +51,6 @@ for cell in "${cells[@]}"; do
 done
 if [[ -x ci/matrix/sid-chroot.sh ]]; then
   ci/matrix/sid-chroot.sh versions >"$out/sid-versions.txt" 2>&1 || true
+  ci/matrix/sid-chroot.sh down || true
 fi
 exit $fail

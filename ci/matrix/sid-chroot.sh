@@ -7,6 +7,7 @@
 #   ci/matrix/sid-chroot.sh ensure          create the chroot if missing, install/refresh packages
 #   ci/matrix/sid-chroot.sh run CMD...      run CMD inside, in a copy of this tree at /src
 #   ci/matrix/sid-chroot.sh versions        print the toolchain versions inside
+#   ci/matrix/sid-chroot.sh down            unmount what run/versions mounted
 # Idempotent: an existing chroot with every package is left as it is.
 # TPHEAL_SID_ROOT (default /var/chroot/sid) is where it lives; root is needed
 # (debootstrap, chroot, mounts): sudo -n is used when not root.
@@ -77,5 +78,6 @@ case "${1:-}" in
   ensure) ensure ;;
   run) shift; run "$@" ;;
   versions) versions ;;
-  *) echo "usage: $0 ensure | run CMD... | versions" >&2; exit 2 ;;
+  down) for m in dev/pts dev sys proc; do ! mounted "$m" || sudo_ umount "$root/$m"; done ;;
+  *) echo "usage: $0 ensure | run CMD... | versions | down" >&2; exit 2 ;;
 esac
