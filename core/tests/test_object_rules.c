@@ -3,7 +3,7 @@
  * time), a disarm drops a re-arm deferred by a running callback, a wait
  * disarm stops a later signal reaching the callback, a wait close disarms
  * before anything else, and a group release keeps a deferred timer re-arm
- * from firing. */
+ * from firing, and a member closed on its own leaves the group's list. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -212,6 +212,37 @@ static void test_group_release_drops_deferred_rearm(void **state) {
     for (seed = 1; seed <= 5; seed++) tph_test_run_controlled(body_group_release_drops_deferred, NULL, NULL, seed);
 }
 
+/* ---- a member closed on its own leaves the group's list ------------------------- */
+
+static void body_member_close_leaves_group(void *ctx) {
+    calls c;
+    tph_timer *first, *last;
+    tph_group *g;
+    tph_pool *pool;
+    tph_env env;
+    (void)ctx;
+    memset(&c, 0, sizeof c);
+    TPH_CHECK_EQ(tph_pool_create(&pool), TPH_OK);
+    TPH_CHECK_EQ(tph_group_create(&g, NULL), TPH_OK);
+    tph_env_init(&env);
+    TPH_CHECK_EQ(tph_env_set_pool(&env, pool), TPH_OK);
+    TPH_CHECK_EQ(tph_env_set_group(&env, g), TPH_OK);
+    TPH_CHECK_EQ(tph_timer_create(&first, timer_fn, &c, &env), TPH_OK);
+    TPH_CHECK_EQ(tph_timer_create(&last, timer_fn, &c, &env), TPH_OK);
+    /* The newest member heads the list: closing it must move the head on,
+     * or the group keeps a pointer to a freed member. */
+    TPH_CHECK_EQ(tph_timer_close(last), TPH_OK);
+    TPH_CHECK_EQ(tph_group_close(g), TPH_EBUSY); /* `first` is still a member */
+    TPH_CHECK_EQ(tph_timer_close(first), TPH_OK);
+    TPH_CHECK_EQ(tph_group_close(g), TPH_OK);
+    TPH_CHECK_EQ(tph_pool_close(pool), TPH_OK);
+}
+
+static void test_member_close_leaves_group(void **state) {
+    (void)state;
+    tph_test_run_controlled(body_member_close_leaves_group, NULL, NULL, 1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_timer_waits_its_delay),
@@ -219,6 +250,7 @@ int main(void) {
         cmocka_unit_test(test_wait_disarm_stops_signal),
         cmocka_unit_test(test_wait_close_disarms_first),
         cmocka_unit_test(test_group_release_drops_deferred_rearm),
+        cmocka_unit_test(test_member_close_leaves_group),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
