@@ -101,6 +101,34 @@ static void test_stamp_before_healer_start(void **state) {
     tph_test_run_both(body_stamp_before_healer_start, &s, NULL, 3);
 }
 
+/* ---- a cancellation with an entry marks it without registering again -------- */
+
+static void body_cancel_uses_own_entry(void *ctx) {
+    tph_test_blocker b;
+    tph_registration r;
+    (void)ctx;
+    TPH_CHECK(tph_test_blocker_start(&b));
+    tph_test_blocker_open(&b);
+    r = tph_register(b.key);
+    TPH_CHECK(r.entry != NULL);
+    tph_test_sleep(TPH_TEST_TICK);
+    TPH_CHECK(tph_owe_repair(&r));
+    /* The retry is for an empty registration only: a claim that holds an
+     * entry is marked directly, with no second claim taken and given back. */
+    TPH_CHECK_EQ(tph_test_event_count("registered", b.key), 0);
+    TPH_CHECK_EQ(tph_test_event_count("released", b.key), 0);
+    TPH_CHECK_EQ(tph_test_event_count("cancelled", b.key), 1);
+    TPH_CHECK_EQ(tph_test_entry(b.key).objects, 1);
+    TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 1, 10 * TPH_TEST_SECOND));
+    tph_registration_release(&r);
+    tph_test_blocker_finish(&b);
+}
+
+static void test_cancel_uses_own_entry(void **state) {
+    (void)state;
+    tph_test_run_controlled(body_cancel_uses_own_entry, NULL, NULL, 1);
+}
+
 /* ---- overdue arithmetic ------------------------------------------------------ */
 
 /* Sleeps to just past the next interrupt-clock tick, so the next few
@@ -178,6 +206,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tick_walks_every_batch),
         cmocka_unit_test(test_stamp_before_healer_start),
+        cmocka_unit_test(test_cancel_uses_own_entry),
         cmocka_unit_test(test_overdue_at_exactly_the_threshold),
         cmocka_unit_test(test_not_overdue_just_below_the_threshold),
         cmocka_unit_test(test_submit_stamp_ahead_of_clock_reads_zero_wait),
