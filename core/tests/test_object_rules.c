@@ -3,7 +3,8 @@
  * time), a disarm drops a re-arm deferred by a running callback, a wait
  * disarm stops a later signal reaching the callback, a wait close disarms
  * before anything else, and a group release keeps a deferred timer re-arm
- * from firing, and a member closed on its own leaves the group's list. */
+ * from firing, a member closed on its own leaves the group's list, a timer
+ * close disarms first, and a wait cancellation discharges the owed drain. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -243,6 +244,76 @@ static void test_member_close_leaves_group(void **state) {
     tph_test_run_controlled(body_member_close_leaves_group, NULL, NULL, 1);
 }
 
+/* ---- a timer close disarms before it drains -------------------------------------- */
+
+typedef struct timer_closer {
+    tph_timer *t;
+} timer_closer;
+
+static void close_timer(void *arg) { (void)tph_timer_close(((timer_closer *)arg)->t); }
+
+static void body_timer_close_disarms(void *ctx) {
+    calls c;
+    timer_closer cl;
+    rt_thread *th;
+    (void)ctx;
+    memset(&c, 0, sizeof c);
+    TPH_CHECK_EQ(tph_timer_create(&cl.t, timer_fn, &c, NULL), TPH_OK);
+    TPH_CHECK_EQ(tph_timer_set_after(cl.t, 10, 0), TPH_OK);
+    /* Parked after the drain, before the native close: a timer still armed
+     * would tick into an object about to be freed. */
+    tph_test_hold("CloseThreadpoolTimer", TPH_TEST_ANY);
+    th = tph_test_spawn("closer", close_timer, &cl);
+    TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
+    tph_test_sleep(100 * TPH_TEST_MS);
+    TPH_CHECK_EQ(c.n, 0);
+    tph_test_release_hold();
+    rt_join(th);
+    TPH_CHECK_EQ(c.n, 0);
+}
+
+static void test_timer_close_disarms_first(void **state) {
+    (void)state;
+    tph_test_run_controlled(body_timer_close_disarms, NULL, NULL, 1);
+    tph_test_run_controlled(body_timer_close_disarms, NULL, NULL, 2);
+}
+
+/* ---- a wait cancellation discharges the drain; stop_and_drain leaves it armable ---- */
+
+static void body_wait_cancel_and_stop(void *ctx) {
+    calls c;
+    tph_handle *ev;
+    tph_wait *w;
+    tph_pool *pool;
+    tph_env env;
+    (void)ctx;
+    memset(&c, 0, sizeof c);
+    TPH_CHECK_EQ(tph_pool_create(&pool), TPH_OK);
+    tph_env_init(&env);
+    TPH_CHECK_EQ(tph_env_set_pool(&env, pool), TPH_OK);
+    TPH_CHECK_EQ(tph_event_create(&ev, true, false), TPH_OK);
+    TPH_CHECK_EQ(tph_wait_create(&w, ev, wait_fn, &c, &env), TPH_OK);
+    /* stop_and_drain ends its stop: the wait can be armed again after it. */
+    TPH_CHECK_EQ(tph_wait_arm(w, TPH_WAIT_FOREVER), TPH_OK);
+    TPH_CHECK_EQ(tph_wait_stop_and_drain(w), TPH_OK);
+    TPH_CHECK_EQ(tph_wait_arm(w, TPH_WAIT_FOREVER), TPH_OK);
+    /* A cancellation waits the callbacks out: it discharges the drain the
+     * arm owed, so the close has nothing to report. */
+    TPH_CHECK_EQ(tph_wait_try_cancel_pending_no_heal_tracking(w), TPH_OK);
+    TPH_CHECK_EQ(tph_wait_arm(w, TPH_WAIT_FOREVER), TPH_OK);
+    TPH_CHECK_EQ(tph_wait_try_cancel_pending_no_heal_tracking(w), TPH_OK);
+    TPH_CHECK_EQ(tph_wait_close(w), TPH_OK);
+    TPH_CHECK_EQ(tph_test_event_count("drop-obligation-owed", TPH_TEST_ANY), 0);
+    TPH_CHECK_EQ(c.n, 0);
+    TPH_CHECK_EQ(tph_handle_close(ev), TPH_OK);
+    TPH_CHECK_EQ(tph_pool_close(pool), TPH_OK);
+}
+
+static void test_wait_cancel_discharges_and_stop_ends(void **state) {
+    (void)state;
+    tph_test_run_controlled(body_wait_cancel_and_stop, NULL, NULL, 1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_timer_waits_its_delay),
@@ -251,6 +322,8 @@ int main(void) {
         cmocka_unit_test(test_wait_close_disarms_first),
         cmocka_unit_test(test_group_release_drops_deferred_rearm),
         cmocka_unit_test(test_member_close_leaves_group),
+        cmocka_unit_test(test_timer_close_disarms_first),
+        cmocka_unit_test(test_wait_cancel_discharges_and_stop_ends),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
