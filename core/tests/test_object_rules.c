@@ -314,6 +314,34 @@ static void test_wait_cancel_discharges_and_stop_ends(void **state) {
     tph_test_run_controlled(body_wait_cancel_and_stop, NULL, NULL, 1);
 }
 
+/* ---- a work cancel_pending discharges the drain ------------------------------------ */
+
+static void work_fn(tph_work *w, void *ctx) {
+    (void)w;
+    ((calls *)ctx)->n++;
+}
+
+static void body_work_cancel_discharges(void *ctx) {
+    calls c;
+    tph_work *w;
+    (void)ctx;
+    memset(&c, 0, sizeof c);
+    TPH_CHECK_EQ(tph_work_create(&w, work_fn, &c, NULL), TPH_OK);
+    TPH_CHECK_EQ(tph_work_submit(w), TPH_OK);
+    /* Waits the callbacks out (running ones) and drops queued ones: the
+     * owner has done the drain the submit owed. */
+    TPH_CHECK_EQ(tph_work_cancel_pending(w), TPH_OK);
+    TPH_CHECK_EQ(tph_work_close(w), TPH_OK);
+    TPH_CHECK_EQ(tph_test_event_count("drop-obligation-owed", TPH_TEST_ANY), 0);
+    TPH_CHECK(c.n <= 1);
+}
+
+static void test_work_cancel_discharges_drain(void **state) {
+    (void)state;
+    tph_test_run_controlled(body_work_cancel_discharges, NULL, NULL, 1);
+    tph_test_run_controlled(body_work_cancel_discharges, NULL, NULL, 2);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_timer_waits_its_delay),
@@ -324,6 +352,7 @@ int main(void) {
         cmocka_unit_test(test_member_close_leaves_group),
         cmocka_unit_test(test_timer_close_disarms_first),
         cmocka_unit_test(test_wait_cancel_discharges_and_stop_ends),
+        cmocka_unit_test(test_work_cancel_discharges_drain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
