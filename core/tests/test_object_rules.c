@@ -342,6 +342,35 @@ static void test_work_cancel_discharges_drain(void **state) {
     tph_test_run_controlled(body_work_cancel_discharges, NULL, NULL, 2);
 }
 
+/* ---- a periodic wait discharges the drain ------------------------------------------ */
+
+static void periodic_fn(tph_periodic *p, void *ctx) {
+    (void)p;
+    ((calls *)ctx)->n++;
+}
+
+static void body_periodic_wait_discharges(void *ctx) {
+    calls c;
+    tph_periodic *p;
+    (void)ctx;
+    memset(&c, 0, sizeof c);
+    TPH_CHECK_EQ(tph_periodic_create(&p, 10, periodic_fn, &c, NULL), TPH_OK);
+    TPH_CHECK_EQ(tph_periodic_start(p), TPH_OK);
+    tph_test_sleep(35 * TPH_TEST_MS);
+    TPH_CHECK_EQ(tph_periodic_stop(p), TPH_OK);
+    /* The owner's own drain: nothing is left for the close to report. */
+    TPH_CHECK_EQ(tph_periodic_wait(p), TPH_OK);
+    TPH_CHECK_EQ(tph_periodic_close(p), TPH_OK);
+    TPH_CHECK_EQ(tph_test_event_count("drop-obligation-owed", TPH_TEST_ANY), 0);
+    TPH_CHECK(c.n >= 1);
+}
+
+static void test_periodic_wait_discharges_drain(void **state) {
+    (void)state;
+    tph_test_run_controlled(body_periodic_wait_discharges, NULL, NULL, 1);
+    tph_test_run_controlled(body_periodic_wait_discharges, NULL, NULL, 2);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_timer_waits_its_delay),
@@ -353,6 +382,7 @@ int main(void) {
         cmocka_unit_test(test_timer_close_disarms_first),
         cmocka_unit_test(test_wait_cancel_discharges_and_stop_ends),
         cmocka_unit_test(test_work_cancel_discharges_drain),
+        cmocka_unit_test(test_periodic_wait_discharges_drain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
