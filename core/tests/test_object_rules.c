@@ -4,7 +4,8 @@
  * disarm stops a later signal reaching the callback, a wait close disarms
  * before anything else, and a group release keeps a deferred timer re-arm
  * from firing, a member closed on its own leaves the group's list, a timer
- * close disarms first, and a wait cancellation discharges the owed drain. */
+ * close disarms first, and the cancellations and waits of wait, work and
+ * periodic objects discharge the drain an arm owed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
