@@ -81,6 +81,18 @@ static tph_object *detach_members(tph_group *g) {
     return head;
 }
 
+/* Before the native release (the seed's prepare-shutdown): every member
+ * refuses arms from here on, and the one-shot timer's trampoline drops a
+ * deferred re-arm (both read `stopping`).  The release waits for running
+ * callbacks, and a member whose callback re-arms it would otherwise queue the
+ * next callback from inside each one: a wait on a set event kept a draining
+ * release waiting forever (scenario group-release-stops-rearms: livelock in
+ * 500 of 500 runs; the cancelling releases livelocked too).  Never lowered:
+ * the release closes and frees the members. */
+static void stop_rearms(tph_object *o) {
+    for (; o != NULL; o = o->next) tph_object_stop_begin(o);
+}
+
 /* After the native release: every member is closed by the OS; free them. */
 static void free_members(tph_object *o) {
     tph_object *next;
@@ -101,6 +113,7 @@ tph_err tph_group_close_members_draining(tph_group *g) {
     tph_object *list;
     if (g == NULL) return TPH_EINVAL;
     list = detach_members(g);
+    stop_rearms(list);
     native_release(g, false, NULL);
     free_members(list);
     return TPH_OK;
@@ -120,6 +133,7 @@ tph_err tph_group_close_members_cancelling(tph_group *g, void *cleanup_ctx) {
     list = detach_members(g);
     for (o = list; o != NULL; o = o->next)
         o->group_claim = tph_registration_reclaim(&o->registration);
+    stop_rearms(list);
     /* (2) The cancelling release: drops queued callbacks, including wait
      * packets -- the removal that can sever a cold pool. */
     native_release(g, true, cleanup_ctx);
@@ -149,6 +163,7 @@ tph_err tph_group_close_members_cancelling_no_heal_tracking(tph_group *g, void *
     tph_object *list;
     if (g == NULL) return TPH_EINVAL;
     list = detach_members(g);
+    stop_rearms(list);
     native_release(g, true, cleanup_ctx);
     free_members(list);
     return TPH_OK;

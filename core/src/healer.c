@@ -40,6 +40,17 @@
 #define TICK_BATCH 16
 
 static tph_os_mutex healer_slot_lock;
+/* Serialises whole ticks.  The healer's single thread is the one ticker the
+ * design assumes (the seed serialises ticks there, and its test gate
+ * serialises a test's ticks against it), but tph_heal_tick is public: two
+ * ticks that both read a repair as overdue before either re-submitted count
+ * one overdue period as two episodes, and the second count is the fail-fast
+ * threshold -- a merely busy pool ended the process (scenario
+ * concurrent-ticks-one-overdue-episode: 500 of 500 runs).  A blocking lock,
+ * not "skip if a tick is running": the caller of a public tick is promised a
+ * full pass that began after its call, which a skipped tick would break.
+ * Lock order: this, then the registry (snapshot, retire). */
+static tph_os_mutex tick_lock;
 static volatile uint32_t healer_running; /* fast path: one load, no lock */
 static tph_pool *healer_pool;
 static tph_periodic *healer_timer;
@@ -75,6 +86,7 @@ void tph_heal_tick(void) {
     tph_pool_entry *batch[TICK_BATCH];
     uint64_t cursor = 0;
     size_t n, i;
+    tph_os_mutex_lock(&tick_lock);
     TPH_TRACE("heal", "healer-tick", 0, 0);
     /* Reads state and writes only its own stamps: there is no "owed" flag to
      * clear, so a cancellation landing mid-tick cannot be erased by it -- it
@@ -90,6 +102,7 @@ void tph_heal_tick(void) {
     /* An entry kept only for its owed repair becomes retirable once the
      * repair has run, and only this pass notices. */
     tph_registry_retire_idle();
+    tph_os_mutex_unlock(&tick_lock);
 }
 
 static void healer_timer_fn(tph_periodic *timer, void *ctx) {
@@ -153,6 +166,7 @@ void tph_healer_reset_process(void) {
     /* The simulated process ended and took the healer's pool and timer with
      * it; a fresh process has no healer until its first cancellation. */
     memset(&healer_slot_lock, 0, sizeof healer_slot_lock);
+    memset(&tick_lock, 0, sizeof tick_lock);
     healer_running = 0;
     healer_pool = NULL;
     healer_timer = NULL;

@@ -16,6 +16,9 @@
 #if TPHEAL_SELF_HEAL
 
 static tph_os_mutex registry_lock;
+/* Serialises the making of entries (tph_register).  Lock order: the healer
+ * slot, then this, then the registry lock. */
+static tph_os_mutex create_lock;
 static tph_pool_entry *registry_head;
 static tph_pool_entry *registry_tail;
 static uint64_t registry_serial;
@@ -193,45 +196,30 @@ static bool arm_repair(tph_pool_entry *e) {
     return e->repair != NULL;
 }
 
-tph_registration tph_register(tph_pool_key_t key) {
-    tph_registration r;
-    tph_pool_entry *e;
-    uint64_t objects;
-    r.key = key;
-    r.entry = NULL;
-    /* Held across creation so two first objects on one pool cannot each make
-     * an entry.  Creating a work object does not wait on the pool. */
-    tph_os_mutex_lock(&registry_lock);
-    e = find_locked(key);
-    if (e != NULL) {
-        objects = tph_os_fetch_add64(&e->objects, 1) + 1;
-        entry_ref(e);
-        tph_os_mutex_unlock(&registry_lock);
-        TPH_TRACE("heal", "registered", key, objects);
-        r.entry = e;
-        return r;
-    }
-    /* Best effort: a failure leaves the registration empty but keyed, and the
-     * object is still created -- failing the caller's request over our own
-     * bookkeeping would turn an unrelated allocation failure into theirs.
-     * The cancellation path registers again. */
-    e = (tph_pool_entry *)tph_os_alloc(sizeof *e);
-    if (e != NULL) {
-        memset(e, 0, sizeof *e);
-        e->key = key;
-        if (!arm_repair(e)) {
-            /* Never published: nothing can reach it, nothing to drain. */
-            tph_os_free(e);
-            e = NULL;
-        }
-    }
-    if (e == NULL) {
-        tph_os_mutex_unlock(&registry_lock);
-        TPH_TRACE("heal", "register-failed", key, 0);
-        return r;
+/* A fresh entry with its repair work, not yet published; NULL when either
+ * the allocation or the work object failed.
+ *
+ * Best effort: a failure leaves the caller's registration empty but keyed,
+ * and the object is still created -- failing the caller's request over our
+ * own bookkeeping would turn an unrelated allocation failure into theirs.
+ * The cancellation path registers again. */
+static tph_pool_entry *create_entry(tph_pool_key_t key) {
+    tph_pool_entry *e = (tph_pool_entry *)tph_os_alloc(sizeof *e);
+    if (e == NULL) return NULL;
+    memset(e, 0, sizeof *e);
+    e->key = key;
+    if (!arm_repair(e)) {
+        /* Never published: nothing can reach it, nothing to drain. */
+        tph_os_free(e);
+        return NULL;
     }
     tph_os_store64(&e->objects, 1);
     tph_os_store32(&e->refs, 2); /* the list's and the registration's */
+    return e;
+}
+
+/* Under the registry lock: append to the list in registration order. */
+static void publish_locked(tph_pool_entry *e) {
     e->serial = ++registry_serial;
     e->linked = true;
     if (registry_tail != NULL)
@@ -239,8 +227,56 @@ tph_registration tph_register(tph_pool_key_t key) {
     else
         registry_head = e;
     registry_tail = e;
+}
+
+/* Under the registry lock: a claim on the entry for `key`, if it has one. */
+static tph_pool_entry *claim_existing_locked(tph_pool_key_t key, uint64_t *objects) {
+    tph_pool_entry *e = find_locked(key);
+    if (e == NULL) return NULL;
+    *objects = tph_os_fetch_add64(&e->objects, 1) + 1;
+    entry_ref(e);
+    return e;
+}
+
+tph_registration tph_register(tph_pool_key_t key) {
+    tph_registration r;
+    tph_pool_entry *e;
+    uint64_t objects = 0;
+    r.key = key;
+    r.entry = NULL;
+    tph_os_mutex_lock(&registry_lock);
+    e = claim_existing_locked(key, &objects);
     tph_os_mutex_unlock(&registry_lock);
-    TPH_TRACE("heal", "entry-created", key, e->serial);
+    if (e == NULL) {
+        /* A new entry is made under the creation lock, not the registry
+         * lock: making one records trace events (CreateThreadpoolWork), and a
+         * trace hook may read the registry -- under the registry lock that
+         * re-took a non-recursive lock on its own thread, a deadlock on Win32
+         * (test_heal_hook).  The creation lock still keeps two first objects
+         * on one pool from each making an entry: the second finds the
+         * first's in the look-up below. */
+        tph_os_mutex_lock(&create_lock);
+        tph_os_mutex_lock(&registry_lock);
+        e = claim_existing_locked(key, &objects);
+        tph_os_mutex_unlock(&registry_lock);
+        if (e == NULL) {
+            e = create_entry(key);
+            if (e == NULL) {
+                tph_os_mutex_unlock(&create_lock);
+                TPH_TRACE("heal", "register-failed", key, 0);
+                return r;
+            }
+            tph_os_mutex_lock(&registry_lock);
+            publish_locked(e);
+            tph_os_mutex_unlock(&registry_lock);
+            tph_os_mutex_unlock(&create_lock);
+            TPH_TRACE("heal", "entry-created", key, e->serial);
+            r.entry = e;
+            return r;
+        }
+        tph_os_mutex_unlock(&create_lock);
+    }
+    TPH_TRACE("heal", "registered", key, objects);
     r.entry = e;
     return r;
 }
@@ -412,6 +448,7 @@ void tph_registry_reset_process(void) {
     /* The simulated process that owned the entries is over and took their
      * memory and work objects with it: forget them, do not tear them down. */
     memset(&registry_lock, 0, sizeof registry_lock);
+    memset(&create_lock, 0, sizeof create_lock);
     registry_head = NULL;
     registry_tail = NULL;
     registry_serial = 0;

@@ -1,0 +1,389 @@
+/* Object rules each held by an outcome that changes when the rule is broken:
+ * a one-shot timer waits its relative delay (sign and unit of the native due
+ * time), a disarm drops a re-arm deferred by a running callback, a wait
+ * disarm stops a later signal reaching the callback, a wait close disarms
+ * before anything else, and a group release keeps a deferred timer re-arm
+ * from firing, a member closed on its own leaves the group's list, a timer
+ * close disarms first, and the cancellations and waits of wait, work and
+ * periodic objects discharge the drain an arm owed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "tph_test.h"
+
+typedef struct calls {
+    uint64_t n;
+    tph_timer *rearm_once; /* a timer callback re-arms this on its first call */
+    uint64_t hold;         /* and then stays inside this long */
+} calls;
+
+static void timer_fn(tph_timer *t, void *ctx) {
+    calls *c = (calls *)ctx;
+    (void)t;
+    c->n++;
+    if (c->n == 1 && c->rearm_once != NULL) {
+        /* Deferred: the timer's own callback is running. */
+        (void)tph_timer_set_after(c->rearm_once, 1, 0);
+        tph_test_sleep(c->hold);
+    }
+}
+
+static void wait_fn(tph_wait *w, void *ctx, tph_wait_result r) {
+    (void)w;
+    (void)r;
+    ((calls *)ctx)->n++;
+}
+
+/* ---- a one-shot timer fires after its delay, not before ---------------------- */
+
+static void body_timer_delay(void *ctx) {
+    calls c;
+    tph_timer *t;
+    (void)ctx;
+    memset(&c, 0, sizeof c);
+    TPH_CHECK_EQ(tph_timer_create(&t, timer_fn, &c, NULL), TPH_OK);
+    TPH_CHECK_EQ(tph_timer_set_after(t, 100, 0), TPH_OK);
+    /* A due time read as absolute (wrong sign) is long past and fires at
+     * once; one in the wrong unit fires at 10 ms. */
+    tph_test_sleep(50 * TPH_TEST_MS);
+    TPH_CHECK_EQ(c.n, 0);
+    TPH_CHECK(tph_timer_is_set(t));
+    tph_test_sleep(100 * TPH_TEST_MS);
+    TPH_CHECK_EQ(c.n, 1);
+    TPH_CHECK_EQ(tph_timer_close(t), TPH_OK);
+}
+
+static void test_timer_waits_its_delay(void **state) {
+    uint64_t seed;
+    (void)state;
+    /* Controlled only: the checks read virtual time, which native threads
+     * would make a race against the machine's load. */
+    for (seed = 1; seed <= 5; seed++) tph_test_run_controlled(body_timer_delay, NULL, NULL, seed);
+}
+
+/* ---- a disarm drops the re-arm a running callback deferred --------------------- */
+
+static void body_disarm_drops_deferred(void *ctx) {
+    calls c;
+    tph_timer *t;
+    (void)ctx;
+    memset(&c, 0, sizeof c);
+    c.hold = 50 * TPH_TEST_MS;
+    TPH_CHECK_EQ(tph_timer_create(&t, timer_fn, &c, NULL), TPH_OK);
+    c.rearm_once = t;
+    TPH_CHECK_EQ(tph_timer_set_after(t, 1, 0), TPH_OK);
+    tph_test_sleep(20 * TPH_TEST_MS); /* the callback is inside, re-arm deferred */
+    TPH_CHECK_EQ(c.n, 1);
+    TPH_CHECK(tph_timer_is_set(t));
+    TPH_CHECK_EQ(tph_timer_disarm(t), TPH_OK);
+    TPH_CHECK(!tph_timer_is_set(t));
+    tph_test_sleep(500 * TPH_TEST_MS);
+    TPH_CHECK_EQ(c.n, 1);
+    TPH_CHECK_EQ(tph_timer_close(t), TPH_OK);
+}
+
+static void test_disarm_drops_deferred_rearm(void **state) {
+    uint64_t seed;
+    (void)state;
+    /* Controlled only: the checks read virtual time, which native threads
+     * would make a race against the machine's load. */
+    for (seed = 1; seed <= 5; seed++) tph_test_run_controlled(body_disarm_drops_deferred, NULL, NULL, seed);
+}
+
+/* ---- a wait disarm: a later signal does not reach the callback ---------------- */
+
+static void body_wait_disarm(void *ctx) {
+    calls c;
+    tph_handle *ev;
+    tph_wait *w;
+    tph_pool *pool;
+    tph_env env;
+    (void)ctx;
+    memset(&c, 0, sizeof c);
+    TPH_CHECK_EQ(tph_pool_create(&pool), TPH_OK);
+    tph_env_init(&env);
+    TPH_CHECK_EQ(tph_env_set_pool(&env, pool), TPH_OK);
+    TPH_CHECK_EQ(tph_event_create(&ev, true, false), TPH_OK);
+    TPH_CHECK_EQ(tph_wait_create(&w, ev, wait_fn, &c, &env), TPH_OK);
+    TPH_CHECK_EQ(tph_wait_arm(w, TPH_WAIT_FOREVER), TPH_OK);
+    TPH_CHECK_EQ(tph_wait_disarm(w), TPH_OK);
+    TPH_CHECK_EQ(tph_event_set(ev), TPH_OK);
+    tph_test_sleep(100 * TPH_TEST_MS);
+    TPH_CHECK_EQ(c.n, 0);
+    /* Armed again, the same signal is seen: the disarm was all that stopped it. */
+    TPH_CHECK_EQ(tph_wait_arm(w, TPH_WAIT_FOREVER), TPH_OK);
+    tph_test_sleep(100 * TPH_TEST_MS);
+    TPH_CHECK_EQ(c.n, 1);
+    TPH_CHECK_EQ(tph_wait_close(w), TPH_OK);
+    TPH_CHECK_EQ(tph_handle_close(ev), TPH_OK);
+    TPH_CHECK_EQ(tph_pool_close(pool), TPH_OK);
+}
+
+static void test_wait_disarm_stops_signal(void **state) {
+    uint64_t seed;
+    (void)state;
+    /* Controlled only: the checks read virtual time, which native threads
+     * would make a race against the machine's load. */
+    for (seed = 1; seed <= 5; seed++) tph_test_run_controlled(body_wait_disarm, NULL, NULL, seed);
+}
+
+/* ---- a wait close disarms before it drains ------------------------------------- */
+
+typedef struct closer {
+    tph_wait *w;
+} closer;
+
+static void close_it(void *arg) {
+    closer *cl = (closer *)arg;
+    (void)tph_wait_close(cl->w);
+}
+
+static void body_wait_close_disarms(void *ctx) {
+    calls c;
+    closer cl;
+    tph_handle *ev;
+    tph_pool *pool;
+    tph_env env;
+    rt_thread *t;
+    (void)ctx;
+    memset(&c, 0, sizeof c);
+    TPH_CHECK_EQ(tph_pool_create(&pool), TPH_OK);
+    tph_env_init(&env);
+    TPH_CHECK_EQ(tph_env_set_pool(&env, pool), TPH_OK);
+    TPH_CHECK_EQ(tph_event_create(&ev, true, false), TPH_OK);
+    TPH_CHECK_EQ(tph_wait_create(&cl.w, ev, wait_fn, &c, &env), TPH_OK);
+    TPH_CHECK_EQ(tph_wait_arm(cl.w, TPH_WAIT_FOREVER), TPH_OK);
+    /* Park the close after its drain, just before the native close... */
+    tph_test_hold("CloseThreadpoolWait", TPH_TEST_ANY);
+    t = tph_test_spawn("closer", close_it, &cl);
+    TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
+    /* ...and signal: an armed wait would queue a callback the drain is
+     * already past, into an object about to be freed. */
+    TPH_CHECK_EQ(tph_event_set(ev), TPH_OK);
+    tph_test_sleep(100 * TPH_TEST_MS);
+    TPH_CHECK_EQ(c.n, 0);
+    tph_test_release_hold();
+    rt_join(t);
+    TPH_CHECK_EQ(c.n, 0);
+    TPH_CHECK_EQ(tph_handle_close(ev), TPH_OK);
+    TPH_CHECK_EQ(tph_pool_close(pool), TPH_OK);
+}
+
+static void test_wait_close_disarms_first(void **state) {
+    (void)state;
+    /* Controlled only: the hold parks the closer in virtual time. */
+    tph_test_run_controlled(body_wait_close_disarms, NULL, NULL, 1);
+    tph_test_run_controlled(body_wait_close_disarms, NULL, NULL, 2);
+}
+
+/* ---- a group release drops a deferred timer re-arm ------------------------------- */
+
+static void body_group_release_drops_deferred(void *ctx) {
+    calls c;
+    tph_timer *t;
+    tph_group *g;
+    tph_pool *pool;
+    tph_env env;
+    (void)ctx;
+    memset(&c, 0, sizeof c);
+    c.hold = 30 * TPH_TEST_MS;
+    TPH_CHECK_EQ(tph_pool_create(&pool), TPH_OK);
+    TPH_CHECK_EQ(tph_group_create(&g, NULL), TPH_OK);
+    tph_env_init(&env);
+    TPH_CHECK_EQ(tph_env_set_pool(&env, pool), TPH_OK);
+    TPH_CHECK_EQ(tph_env_set_group(&env, g), TPH_OK);
+    TPH_CHECK_EQ(tph_timer_create(&t, timer_fn, &c, &env), TPH_OK);
+    c.rearm_once = t;
+    TPH_CHECK_EQ(tph_timer_set_after(t, 1, 0), TPH_OK);
+    tph_test_sleep(10 * TPH_TEST_MS); /* inside the callback, re-arm deferred */
+    TPH_CHECK_EQ(c.n, 1);
+    TPH_CHECK_EQ(tph_group_close_members_draining(g), TPH_OK);
+    tph_test_sleep(200 * TPH_TEST_MS);
+    TPH_CHECK_EQ(c.n, 1);
+    TPH_CHECK_EQ(tph_group_close(g), TPH_OK);
+    TPH_CHECK_EQ(tph_pool_close(pool), TPH_OK);
+}
+
+static void test_group_release_drops_deferred_rearm(void **state) {
+    uint64_t seed;
+    (void)state;
+    /* Controlled only: the checks read virtual time, which native threads
+     * would make a race against the machine's load. */
+    for (seed = 1; seed <= 5; seed++) tph_test_run_controlled(body_group_release_drops_deferred, NULL, NULL, seed);
+}
+
+/* ---- a member closed on its own leaves the group's list ------------------------- */
+
+static void body_member_close_leaves_group(void *ctx) {
+    calls c;
+    tph_timer *first, *last;
+    tph_group *g;
+    tph_pool *pool;
+    tph_env env;
+    (void)ctx;
+    memset(&c, 0, sizeof c);
+    TPH_CHECK_EQ(tph_pool_create(&pool), TPH_OK);
+    TPH_CHECK_EQ(tph_group_create(&g, NULL), TPH_OK);
+    tph_env_init(&env);
+    TPH_CHECK_EQ(tph_env_set_pool(&env, pool), TPH_OK);
+    TPH_CHECK_EQ(tph_env_set_group(&env, g), TPH_OK);
+    TPH_CHECK_EQ(tph_timer_create(&first, timer_fn, &c, &env), TPH_OK);
+    TPH_CHECK_EQ(tph_timer_create(&last, timer_fn, &c, &env), TPH_OK);
+    /* The newest member heads the list: closing it must move the head on,
+     * or the group keeps a pointer to a freed member. */
+    TPH_CHECK_EQ(tph_timer_close(last), TPH_OK);
+    TPH_CHECK_EQ(tph_group_close(g), TPH_EBUSY); /* `first` is still a member */
+    TPH_CHECK_EQ(tph_timer_close(first), TPH_OK);
+    TPH_CHECK_EQ(tph_group_close(g), TPH_OK);
+    TPH_CHECK_EQ(tph_pool_close(pool), TPH_OK);
+}
+
+static void test_member_close_leaves_group(void **state) {
+    (void)state;
+    tph_test_run_controlled(body_member_close_leaves_group, NULL, NULL, 1);
+}
+
+/* ---- a timer close disarms before it drains -------------------------------------- */
+
+typedef struct timer_closer {
+    tph_timer *t;
+} timer_closer;
+
+static void close_timer(void *arg) { (void)tph_timer_close(((timer_closer *)arg)->t); }
+
+static void body_timer_close_disarms(void *ctx) {
+    calls c;
+    timer_closer cl;
+    rt_thread *th;
+    (void)ctx;
+    memset(&c, 0, sizeof c);
+    TPH_CHECK_EQ(tph_timer_create(&cl.t, timer_fn, &c, NULL), TPH_OK);
+    TPH_CHECK_EQ(tph_timer_set_after(cl.t, 10, 0), TPH_OK);
+    /* Parked after the drain, before the native close: a timer still armed
+     * would tick into an object about to be freed. */
+    tph_test_hold("CloseThreadpoolTimer", TPH_TEST_ANY);
+    th = tph_test_spawn("closer", close_timer, &cl);
+    TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
+    tph_test_sleep(100 * TPH_TEST_MS);
+    TPH_CHECK_EQ(c.n, 0);
+    tph_test_release_hold();
+    rt_join(th);
+    TPH_CHECK_EQ(c.n, 0);
+}
+
+static void test_timer_close_disarms_first(void **state) {
+    (void)state;
+    tph_test_run_controlled(body_timer_close_disarms, NULL, NULL, 1);
+    tph_test_run_controlled(body_timer_close_disarms, NULL, NULL, 2);
+}
+
+/* ---- a wait cancellation discharges the drain; stop_and_drain leaves it armable ---- */
+
+static void body_wait_cancel_and_stop(void *ctx) {
+    calls c;
+    tph_handle *ev;
+    tph_wait *w;
+    tph_pool *pool;
+    tph_env env;
+    (void)ctx;
+    memset(&c, 0, sizeof c);
+    TPH_CHECK_EQ(tph_pool_create(&pool), TPH_OK);
+    tph_env_init(&env);
+    TPH_CHECK_EQ(tph_env_set_pool(&env, pool), TPH_OK);
+    TPH_CHECK_EQ(tph_event_create(&ev, true, false), TPH_OK);
+    TPH_CHECK_EQ(tph_wait_create(&w, ev, wait_fn, &c, &env), TPH_OK);
+    /* stop_and_drain ends its stop: the wait can be armed again after it. */
+    TPH_CHECK_EQ(tph_wait_arm(w, TPH_WAIT_FOREVER), TPH_OK);
+    TPH_CHECK_EQ(tph_wait_stop_and_drain(w), TPH_OK);
+    TPH_CHECK_EQ(tph_wait_arm(w, TPH_WAIT_FOREVER), TPH_OK);
+    /* A cancellation waits the callbacks out: it discharges the drain the
+     * arm owed, so the close has nothing to report. */
+    TPH_CHECK_EQ(tph_wait_try_cancel_pending_no_heal_tracking(w), TPH_OK);
+    TPH_CHECK_EQ(tph_wait_arm(w, TPH_WAIT_FOREVER), TPH_OK);
+    TPH_CHECK_EQ(tph_wait_try_cancel_pending_no_heal_tracking(w), TPH_OK);
+    TPH_CHECK_EQ(tph_wait_close(w), TPH_OK);
+    TPH_CHECK_EQ(tph_test_event_count("drop-obligation-owed", TPH_TEST_ANY), 0);
+    TPH_CHECK_EQ(c.n, 0);
+    TPH_CHECK_EQ(tph_handle_close(ev), TPH_OK);
+    TPH_CHECK_EQ(tph_pool_close(pool), TPH_OK);
+}
+
+static void test_wait_cancel_discharges_and_stop_ends(void **state) {
+    (void)state;
+    tph_test_run_controlled(body_wait_cancel_and_stop, NULL, NULL, 1);
+}
+
+/* ---- a work cancel_pending discharges the drain ------------------------------------ */
+
+static void work_fn(tph_work *w, void *ctx) {
+    (void)w;
+    ((calls *)ctx)->n++;
+}
+
+static void body_work_cancel_discharges(void *ctx) {
+    calls c;
+    tph_work *w;
+    (void)ctx;
+    memset(&c, 0, sizeof c);
+    TPH_CHECK_EQ(tph_work_create(&w, work_fn, &c, NULL), TPH_OK);
+    TPH_CHECK_EQ(tph_work_submit(w), TPH_OK);
+    /* Waits the callbacks out (running ones) and drops queued ones: the
+     * owner has done the drain the submit owed. */
+    TPH_CHECK_EQ(tph_work_cancel_pending(w), TPH_OK);
+    TPH_CHECK_EQ(tph_work_close(w), TPH_OK);
+    TPH_CHECK_EQ(tph_test_event_count("drop-obligation-owed", TPH_TEST_ANY), 0);
+    TPH_CHECK(c.n <= 1);
+}
+
+static void test_work_cancel_discharges_drain(void **state) {
+    (void)state;
+    tph_test_run_controlled(body_work_cancel_discharges, NULL, NULL, 1);
+    tph_test_run_controlled(body_work_cancel_discharges, NULL, NULL, 2);
+}
+
+/* ---- a periodic wait discharges the drain ------------------------------------------ */
+
+static void periodic_fn(tph_periodic *p, void *ctx) {
+    (void)p;
+    ((calls *)ctx)->n++;
+}
+
+static void body_periodic_wait_discharges(void *ctx) {
+    calls c;
+    tph_periodic *p;
+    (void)ctx;
+    memset(&c, 0, sizeof c);
+    TPH_CHECK_EQ(tph_periodic_create(&p, 10, periodic_fn, &c, NULL), TPH_OK);
+    TPH_CHECK_EQ(tph_periodic_start(p), TPH_OK);
+    tph_test_sleep(35 * TPH_TEST_MS);
+    TPH_CHECK_EQ(tph_periodic_stop(p), TPH_OK);
+    /* The owner's own drain: nothing is left for the close to report. */
+    TPH_CHECK_EQ(tph_periodic_wait(p), TPH_OK);
+    TPH_CHECK_EQ(tph_periodic_close(p), TPH_OK);
+    TPH_CHECK_EQ(tph_test_event_count("drop-obligation-owed", TPH_TEST_ANY), 0);
+    TPH_CHECK(c.n >= 1);
+}
+
+static void test_periodic_wait_discharges_drain(void **state) {
+    (void)state;
+    tph_test_run_controlled(body_periodic_wait_discharges, NULL, NULL, 1);
+    tph_test_run_controlled(body_periodic_wait_discharges, NULL, NULL, 2);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_timer_waits_its_delay),
+        cmocka_unit_test(test_disarm_drops_deferred_rearm),
+        cmocka_unit_test(test_wait_disarm_stops_signal),
+        cmocka_unit_test(test_wait_close_disarms_first),
+        cmocka_unit_test(test_group_release_drops_deferred_rearm),
+        cmocka_unit_test(test_member_close_leaves_group),
+        cmocka_unit_test(test_timer_close_disarms_first),
+        cmocka_unit_test(test_wait_cancel_discharges_and_stop_ends),
+        cmocka_unit_test(test_work_cancel_discharges_drain),
+        cmocka_unit_test(test_periodic_wait_discharges_drain),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
