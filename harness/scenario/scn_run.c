@@ -47,7 +47,7 @@ typedef struct hold_state {
 typedef struct tail_rec {
     uint32_t thread;
     char who[24];         /* the recording thread's name (a copy: it may end) */
-    uint64_t time;
+    uint64_t time;        /* rt_now(): virtual time since the run began */
     const char *target, *event;
     int pool;             /* index, or -1 */
     uint64_t a, b;
@@ -208,7 +208,7 @@ static void hook(const tph_trace_record *rec, void *ctx) {
         t->thread = rec->thread;
         for (; who && who[n] && n + 1 < sizeof t->who; n++) t->who[n] = who[n];
         t->who[n] = '\0';
-        t->time = rec->time;
+        t->time = rt_now(); /* the run's time, precise (rec->time is the tick-rounded stamp) */
         t->target = rec->target;
         t->event = rec->event;
         t->pool = pool;
