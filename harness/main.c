@@ -95,7 +95,7 @@ static const command_help HELP[] = {
      "report and the commands that replay it; --save-schedules writes each reported schedule\n"
      "to DIR and the replay command names the file.  --mode native runs on OS threads\n"
      "(free-running, real time: a seed does not replay its interleaving).  Progress goes to\n"
-     "stderr every 5 s of a long run.  Exit 0 all passed, 1 a failure, 2 bad input, 3 all\n"
+     "stderr every 5 s of a long run (TPHEAL_PROGRESS_SECONDS).  Exit 0 all passed, 1 a failure, 2 bad input, 3 all\n"
      "declined."},
     {"replay", "replay (--seed S --strategy random | --seed S --strategy pct --depth D --pct-steps K\n"
                "          | --schedule STRING | --schedule-file PATH) [--trace] FILE",
@@ -350,7 +350,16 @@ static int run_sibling(int argc, char **argv, const char *file) {
 /* ---- run ----------------------------------------------------------------------- */
 
 #define FULL_REPORTS 3
-#define PROGRESS_SECONDS 5.0
+/* A long run's progress line on stderr, at most this often (seconds;
+ * TPHEAL_PROGRESS_SECONDS overrides: 0 = at every 64th seed). */
+static double progress_seconds(void) {
+    const char *v = getenv("TPHEAL_PROGRESS_SECONDS");
+    char *end;
+    double d;
+    if (!v || !*v) return 5.0;
+    d = strtod(v, &end);
+    return (*end || d < 0) ? 5.0 : d;
+}
 
 #define DISTINCT_CAP 4096u /* interleavings remembered per scenario (a power of two) */
 
@@ -552,7 +561,7 @@ static int cmd_run(int argc, char **argv) {
         tally t;
         uint64_t k, max_choice = 0;
         int st;
-        double t0, last_note;
+        double t0, last_note, every = progress_seconds();
         char why[256];
         bool stopped = false;
         memset(&t, 0, sizeof t);
@@ -584,7 +593,7 @@ static int cmd_run(int argc, char **argv) {
                 if (r == 2) { rc = 2; break; }
                 /* a long run says how far it is (stderr: stdout stays a
                  * pure function of the seeds) */
-                if ((k & 63) == 63 && scn_wall_seconds() - last_note >= PROGRESS_SECONDS) {
+                if ((k & 63) == 63 && scn_wall_seconds() - last_note >= every) {
                     last_note = scn_wall_seconds();
                     fprintf(stderr, "tpheal-harness: %s: %s %llu of %llu seeds, %llu failures, %.0f s\n", s->path,
                             strategy_name(st), (unsigned long long)(k + 1), (unsigned long long)o.seeds,
