@@ -291,6 +291,21 @@ def test_native_failure_is_rerun_controlled_and_reports_reproduction(fake):
     assert "REPRODUCED" in text
 
 
+def test_failure_replay_lines_run_as_pasted(fake):
+    """Issue 13 item 2: the replay line of a failure file runs, as printed,
+    from where stress.py was started (the fake fails it when FAKE_REPRO)."""
+    p = run_fake(fake, "--seed", "5", "--no-faultloop",
+                 env={"FAKE_FAIL": "beta", "FAKE_REPRO": "beta"}, batches=6)
+    assert p.returncode == 1
+    fails = results(fake)["failures"]
+    assert {f["mode"] for f in fails} == {"controlled", "native"}
+    env = dict(os.environ, FAKE_LOG=str(fake["log"]), FAKE_REPRO="beta")
+    for f in fails:
+        q = subprocess.run(f["replay"], shell=True, cwd=fake["tmp"], env=env, capture_output=True, text=True)
+        assert q.returncode == 1, (f["replay"], q.stderr)
+        assert f"  {f['replay']}\n" in (fake["tmp"] / f["file"]).read_text()
+
+
 def test_native_failure_not_reproduced_is_said_so(fake):
     p = run_fake(fake, "--seed", "5", "--no-faultloop", env={"FAKE_FAIL": "alpha,native"})
     assert p.returncode == 1
