@@ -55,6 +55,12 @@ FREE_RUN_MAX_MS = 60_000
 # one run a batch that hangs or dies without a word (a kill under Wine prints
 # no crash line) is still attributed to its seed, run_seed(base, 0).
 FREE_RUN_COUNT = 1
+# PCT's k before a scenario's first controlled batch has measured it: the
+# scheduler's own default (sched_options.pct_steps 0 = 200), passed explicitly
+# so the replay line carries it -- `run --strategy pct` without --pct-steps
+# measures k by a probe run instead, so a replay line without it replayed
+# another run.
+PCT_STEPS_UNMEASURED = 200
 # Most failure files written per (scenario, mode); all failures are counted.
 MAX_FAILURE_FILES = 20
 # Most failures printed as they happen per (scenario, mode).
@@ -208,7 +214,7 @@ class Run:
                                 == len(self.scenarios):
                             return
                         b = src.take()
-                    k = self.pct_steps.get(b.scenario, 0)
+                    k = self.pct_steps.get(b.scenario, PCT_STEPS_UNMEASURED)
                 slice_ms = BATCH_MS if quota is not None else min(BATCH_MS, int((until - now) * 1000))
                 # A free-running run cannot stop early: one longer than what
                 # is left of the phase is declined by the harness (skipped).
@@ -278,7 +284,7 @@ class Run:
             hashes = [int(h, 16) for h in d.get("hashes", [])]
             st.add_batch(d.get("runs", 0), d.get("failures_total", len(fails)),
                          d.get("steps", 0), secs, d.get("max_choice_points", 0), hashes)
-            if b.mode == "controlled" and d.get("max_choice_points", 0) > pct_steps:
+            if b.mode == "controlled" and d.get("max_choice_points", 0) > self.pct_steps.get(b.scenario, 0):
                 self.pct_steps[b.scenario] = d["max_choice_points"]
         for f in fails:
             self.record(b, f, pct_steps)

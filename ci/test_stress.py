@@ -700,3 +700,19 @@ def test_distinct_interleavings_exact_then_estimated_and_mergeable():
     assert abs(whole.distinct() - 200_000) / 200_000 < 0.05
     left.merge(right)
     assert left.distinct() == whole.distinct()
+
+
+def test_pct_batches_and_replay_lines_carry_k_even_before_it_is_measured(fake):
+    """Issue 13 item 3: a PCT batch run before k was measured used the
+    scheduler's default, and its replay line said nothing (a `run` without
+    --pct-steps measures k itself: another run).  Now k is always explicit,
+    and the measured count replaces the default once known."""
+    run_fake(fake, "--seed", "5", "--no-faultloop", "--modes", "controlled", "--jobs", "1",
+             env={"FAKE_FAIL": "alpha,controlled"}, batches=12)
+    pct = [c for c in calls(fake) if "pct" in c]
+    assert pct and all("--pct-steps" in c for c in pct)
+    ks = [c[c.index("--pct-steps") + 1] for c in pct]
+    assert "40" in ks  # the fake's max_choice_points, once measured
+    for f in results(fake)["failures"]:
+        if f["strategy"] == "pct":
+            assert f"--pct-steps {f['pct_steps']}" in f["replay"] and f["pct_steps"] > 0, f
