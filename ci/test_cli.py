@@ -254,3 +254,20 @@ def test_directory_and_missing_file_say_why(tmp_path):
     assert p.returncode == 2 and f"{tmp_path}:0:0: cannot read the file: Is a directory" in p.stderr, p.stderr
     p = run([h, "run", str(tmp_path / "nope.scn")])
     assert p.returncode == 2 and "nope.scn:0:0: cannot open the file: No such file or directory" in p.stderr
+
+
+def test_failfast_scenario_replay_names_the_sibling_and_runs_as_pasted(tmp_path):
+    """A `build fail-fast` scenario runs on tpheal-harness-failfast (re-executed
+    by the plain harness); its replay commands name that sibling, as invoked."""
+    (tmp_path / "ff.scn").write_text(
+        "# purpose: a fail-fast build scenario with a false expectation\nbuild fail-fast\n"
+        "work W\nthread A\n  submit W\n  wait W\nend\nexpect calls(W) == 2\n")
+    h = os.path.relpath(exe(), tmp_path)
+    p = run([h, "run", "ff.scn", "--seed", "2"], cwd=tmp_path)
+    assert p.returncode == 1 and "(fail-fast core, sim pool)" in p.stdout, p.stdout
+    cmds = printed_commands(p.stdout)
+    assert len(cmds) == 2, cmds
+    for c in cmds:
+        assert c.startswith(h + "-failfast replay "), c
+        q = sh(c, tmp_path)
+        assert q.returncode == 1 and "left 1, right 2" in q.stdout, (c, q.stdout + q.stderr)
