@@ -55,6 +55,12 @@ FREE_RUN_MAX_MS = 60_000
 # one run a batch that hangs or dies without a word (a kill under Wine prints
 # no crash line) is still attributed to its seed, run_seed(base, 0).
 FREE_RUN_COUNT = 1
+# PCT's k before a scenario's first controlled batch has measured it: the
+# scheduler's own default (sched_options.pct_steps 0 = 200), passed explicitly
+# so the replay line carries it -- `run --strategy pct` without --pct-steps
+# measures k by a probe run instead, so a replay line without it replayed
+# another run.
+PCT_STEPS_UNMEASURED = 200
 # Most failure files written per (scenario, mode); all failures are counted.
 MAX_FAILURE_FILES = 20
 # Most failures printed as they happen per (scenario, mode).
@@ -160,23 +166,8 @@ class Run:
             (self.modes is None or "faultloop" in self.modes)
 
     def banner(self, modes, share):
-        a = self.args
-        again = f"make stress SEED={self.master}"
-        if a.seconds != 60:
-            again += f" STRESS_SECONDS={a.seconds:g}"
-        if self.shard.count > 1:
-            again += f" SHARD={self.shard}"
-        if a.sanitize:
-            again += f" SANITIZE={a.sanitize}"
-        if a.modes or self.wrapper:  # options the Makefile does not pass
-            again = " ".join(
-                ["ci/stress.py", "--build", shlex.quote(a.build), "--seed", str(self.master),
-                 "--seconds", f"{a.seconds:g}"] +
-                (["--shard", str(self.shard)] if self.shard.count > 1 else []) +
-                (["--sanitize", a.sanitize] if a.sanitize else []) +
-                (["--modes", a.modes] if a.modes else []) +
-                (["--exec-wrapper", shlex.quote(shlex.join(self.wrapper))] if self.wrapper else []))
-        self.again = again
+        self.again = repeat_command(self.args, self.master, self.shard, self.wrapper)
+        again, a = self.again, self.args
         split = ", ".join(f"{m} {share[m]:.0%}" for m in modes) or "no timed phase"
         print(f"stress: master seed {self.master}  (repeat: {again})", flush=True)
         print(f"stress: {len(self.scenarios)} scenarios, {a.seconds:g} s budget ({split}"
@@ -223,7 +214,7 @@ class Run:
                                 == len(self.scenarios):
                             return
                         b = src.take()
-                    k = self.pct_steps.get(b.scenario, 0)
+                    k = self.pct_steps.get(b.scenario, PCT_STEPS_UNMEASURED)
                 slice_ms = BATCH_MS if quota is not None else min(BATCH_MS, int((until - now) * 1000))
                 # A free-running run cannot stop early: one longer than what
                 # is left of the phase is declined by the harness (skipped).
@@ -261,7 +252,7 @@ class Run:
 
     def rel_exe(self, scenario: str, mode: str = "") -> str:
         """The executable as a replay line names it (with the wrapper)."""
-        return " ".join([*self.wrapper, rel(self.exe_for(scenario, mode))])
+        return shjoin([*self.wrapper, rel(self.exe_for(scenario, mode))])
 
     def run_batch(self, b: P.Batch, max_ms: int, pct_steps: int, max_run_ms: int = 0):
         # A batch stops itself after max_ms; one run may still be long (the
@@ -293,7 +284,7 @@ class Run:
             hashes = [int(h, 16) for h in d.get("hashes", [])]
             st.add_batch(d.get("runs", 0), d.get("failures_total", len(fails)),
                          d.get("steps", 0), secs, d.get("max_choice_points", 0), hashes)
-            if b.mode == "controlled" and d.get("max_choice_points", 0) > pct_steps:
+            if b.mode == "controlled" and d.get("max_choice_points", 0) > self.pct_steps.get(b.scenario, 0):
                 self.pct_steps[b.scenario] = d["max_choice_points"]
         for f in fails:
             self.record(b, f, pct_steps)
@@ -311,15 +302,14 @@ class Run:
         entry = {"scenario": b.scenario, "mode": b.mode, "strategy": b.strategy,
                  "depth": b.depth, "pct_steps": pct_steps, "seed": seed, "batch": b.k,
                  "status": f.get("status", "failed"), "reason": f.get("reason", ""),
-                 "replay": " ".join(H.run_cmd(self.rel_exe(b.scenario, b.mode), b.scenario, seed,
+                 "replay": self.rel_exe(b.scenario, b.mode) + " " + shjoin(H.run_cmd("", b.scenario, seed,
                                               b.mode, b.strategy, b.depth, pct_steps,
-                                              json_out=False))}
+                                              json_out=False)[1:])}
         if f.get("schedule"):
             entry["schedule"] = f["schedule"]
         if "j" in f:  # the same run as its batch made it: seed splitmix64(base + j)
             entry["batch_replay"] = " ".join(
-                [self.rel_exe(b.scenario, b.mode)] +
-                H.batch_cmd("", b, 1, 0, pct_steps)[1:]).replace(
+                [self.rel_exe(b.scenario, b.mode), shjoin(H.batch_cmd("", b, 1, 0, pct_steps)[1:])]).replace(
                 "--max-ms 0", f"--first {f['j']}")
         if b.mode in P.FREE_RUNNING:
             entry["reproduction"] = self.reproduce(b.scenario, seed)
@@ -345,11 +335,11 @@ class Run:
             o.crash_seed = P.run_seed(b.base, 0)
         if o.crash_seed is not None:
             seed = o.crash_seed
-            replay = " ".join(H.run_cmd(self.rel_exe(b.scenario, b.mode), b.scenario, seed,
-                                        b.mode, b.strategy, b.depth, pct_steps, json_out=False))
+            replay = self.rel_exe(b.scenario, b.mode) + " " + shjoin(H.run_cmd("", b.scenario, seed,
+                                        b.mode, b.strategy, b.depth, pct_steps, json_out=False)[1:])
         else:
             seed = None
-            replay = " ".join([self.rel_exe(b.scenario, b.mode)] + [str(c) for c in cmd[1:]])
+            replay = " ".join([self.rel_exe(b.scenario, b.mode), shjoin(cmd[1:])])
         entry = {"scenario": b.scenario, "mode": b.mode, "strategy": b.strategy,
                  "depth": b.depth, "pct_steps": pct_steps, "seed": seed, "batch": b.k,
                  "status": status, "reason": reason, "returncode": o.returncode,
@@ -372,8 +362,8 @@ class Run:
                                                               strategy, depth), 120)
             verdict = "failed" if (o.returncode not in (0, None) and o.returncode != 2) else \
                 ("passed" if o.returncode == 0 else "error")
-            line = " ".join(H.run_cmd(self.rel_exe(scenario), scenario, seed, "controlled",
-                                      strategy, depth, json_out=False))
+            line = self.rel_exe(scenario) + " " + shjoin(H.run_cmd("", scenario, seed, "controlled",
+                                      strategy, depth, json_out=False)[1:])
             tried.append({"command": line, "verdict": verdict})
             if verdict == "failed":
                 return {"reproduced": True, "command": line, "tried": tried}
@@ -445,7 +435,7 @@ class Run:
                     "seed": seed, "batch": None, "fault": f"{d.get('kind')}:{d.get('nth')}",
                     "status": d.get("status", "failed"), "reason": d.get("reason", ""),
                     "replay": f"{self.rel_exe(scen)} stress-faultloop --seed {seed} "
-                              f"--only {d.get('kind')}:{d.get('nth')} {scen}"})
+                              f"--only {d.get('kind')}:{d.get('nth')} {shlex.quote(scen)}"})
         if not o.ok or summary is None:
             status = "sanitizer" if o.sanitizer else (
                 "timeout" if o.returncode is None else
@@ -459,7 +449,7 @@ class Run:
                 "seed": seed, "batch": None, "status": status,
                 "reason": o.sanitizer or (o.stderr.strip().splitlines() or [""])[-1][:300],
                 "fault": f"{last.get('kind')}:{last.get('nth')} (last one reported)" if last else "",
-                "replay": " ".join([self.rel_exe(scen)] + [str(c) for c in cmd[1:]]),
+                "replay": " ".join([self.rel_exe(scen), shjoin(cmd[1:])]),
                 "stderr_tail": o.stderr[-4000:]})
 
     def verdict(self) -> int:
@@ -484,11 +474,72 @@ class Run:
         print(f"stress: {tot.runs:,} controlled schedules, {real}"
               f"{self.res.total('native').runs:,} native runs, "
               f"{sum(f.get('sites', 0) for f in self.res.faultloop.values())} fault sites; "
-              f"{n} failure{'s' if n != 1 else ''}; results in {rel(self.out / 'results.json')}")
+              f"{failures_phrase(self.res)}; results in {rel(self.out / 'results.json')}")
         if n:
             print(f"stress: failures in {rel(self.fail_dir)}/ ; repeat the whole run: "
                   f"{self.again}")
         return 1 if n else 0
+
+
+def shjoin(words) -> str:
+    """A command line a shell reads back as these words (replay lines are
+    pasted as printed)."""
+    return " ".join(shlex.quote(str(w)) for w in words)
+
+
+def failures_phrase(res: R.Results) -> str:
+    """The true failure count, and how many of them have a detailed record
+    (each batch details its first few; all are counted)."""
+    n, kept = res.failure_count(), res.recorded_count() + len(res.errors)
+    text = f"{n:,} failure{'s' if n != 1 else ''}"
+    if n != kept:
+        text += f" ({kept:,} recorded in detail in results.json)"
+    return text
+
+
+def repeat_command(a, master: int, shard, wrapper) -> str:
+    """The command that repeats this run, pasteable where the user stands.
+    `make stress ...` when the Makefile can say it all (and the user is in the
+    repository); otherwise ci/stress.py with every option that changes what
+    runs -- a repeat line that dropped --scenarios or --out re-ran the whole
+    corpus into another directory."""
+    makeable = not (a.modes or wrapper or a.scenarios or a.out or a.batches or a.no_faultloop
+                    or a.faultloop_seed is not None or a.max_fault_sites != 10000
+                    or a.build != "build") and \
+        pathlib.Path.cwd().resolve() == REPO.resolve()
+    if makeable:
+        again = f"make stress SEED={master}"
+        if a.seconds != 60:
+            again += f" STRESS_SECONDS={a.seconds:g}"
+        if shard.count > 1:
+            again += f" SHARD={shard}"
+        if a.sanitize:
+            again += f" SANITIZE={a.sanitize}"
+        return again
+    q = shlex.quote
+    parts = ["/usr/bin/python3", q(rel(pathlib.Path(__file__))), "--build", q(a.build),
+             "--seed", str(master), "--seconds", f"{a.seconds:g}"]
+    if shard.count > 1:
+        parts += ["--shard", str(shard)]
+    if a.sanitize:
+        parts += ["--sanitize", a.sanitize]
+    if a.scenarios:
+        parts += ["--scenarios", *map(q, a.scenarios)]
+    if a.out:
+        parts += ["--out", q(a.out)]
+    if a.modes:
+        parts += ["--modes", q(a.modes)]
+    if a.batches:
+        parts += ["--batches", str(a.batches)]
+    if a.no_faultloop:
+        parts.append("--no-faultloop")
+    if a.faultloop_seed is not None:
+        parts += ["--faultloop-seed", str(a.faultloop_seed)]
+    if a.max_fault_sites != 10000:
+        parts += ["--max-fault-sites", str(a.max_fault_sites)]
+    if wrapper:
+        parts += ["--exec-wrapper", q(shlex.join(wrapper))]
+    return " ".join(parts)
 
 
 def batch_timeout(mode: str, max_ms: int, max_run_ms: int) -> float:
@@ -550,7 +601,7 @@ def merge_main(argv) -> int:
     print(R.table(total))
     n = total.failure_count()
     print(f"merged {len(a.inputs)} result files (shards {', '.join(total.shards)}): "
-          f"{n} failure{'s' if n != 1 else ''}")
+          f"{failures_phrase(total)}")
     return 1 if n else 0
 
 

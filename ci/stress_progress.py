@@ -46,7 +46,9 @@ class Progress:
                 sites = sum(f.get("sites", 0) for f in self.res.faultloop.values())
                 extra = f"fault loop: {len(self.res.faultloop)} scenarios, {sites} sites"
             else:
-                extra = f"{phase}: {runs:,} runs, {rate:,.0f} schedules/s"
+                # a controlled run is a schedule; a free-running one is not
+                unit = "schedules/s" if phase == "controlled" else "runs/s"
+                extra = f"{phase}: {runs:,} runs, {rate:,.0f} {unit}"
         remaining = max(0.0, (self.deadline or now) - now)
         return (f"[{now - self.t0:6.1f}s elapsed, {remaining:5.1f}s left] {extra}, "
                 f"{fails} failure{'s' if fails != 1 else ''}")

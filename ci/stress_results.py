@@ -121,7 +121,26 @@ class Results:
         return t
 
     def failure_count(self) -> int:
-        return len(self.failures) + len(self.errors)
+        """Every failure, counted: a batch reports how many of its runs failed
+        (failures_total) but details only the first few, so the records
+        undercount -- a 60 s run of a broken build said 320 failures (16
+        batches x the cap of 20) where 54,865 runs had failed.  The counters
+        of the batch modes (a broken batch adds its 1 there), plus the fault
+        loop's failures (one record each) and the harness problems."""
+        counted = sum(s.failures for per in self.scenarios.values() for s in per.values())
+        return counted + self._faultloop_failures() + len(self.errors)
+
+    def recorded_count(self) -> int:
+        """Failures recorded in detail (seed, reason, replay) in failures[]."""
+        return len(self.failures)
+
+    def _faultloop_failures(self, scenario=None) -> int:
+        return sum(1 for f in self.failures if f.get("mode") == "faultloop"
+                   and (scenario is None or f.get("scenario") == scenario))
+
+    def scenario_failures(self, name: str) -> int:
+        per = self.scenarios.get(name, {})
+        return sum(s.failures for s in per.values()) + self._faultloop_failures(name)
 
     def to_json(self) -> dict:
         tot = {m: self.total(m) for m in MODES}
@@ -151,6 +170,10 @@ class Results:
             "faultloop": self.faultloop,
             "skipped": self.skipped,
             "cpu_seconds": {k: round(v, 3) for k, v in self.cpu_seconds.items()},
+            # failures_total counts every failing run; failures[] holds the
+            # first few of each batch in detail (failures_recorded of them).
+            "failures_total": self.failure_count(),
+            "failures_recorded": self.recorded_count(),
             "failures": self.failures,
             "errors": self.errors,
         }
@@ -225,14 +248,16 @@ def table(results: Results) -> str:
     columns are there when the run had a real phase (Windows builds) or a
     merged file has real runs; "-" marks a scenario the real pool declined."""
     show_real = "real" in results.split or any("real" in per for per in results.scenarios.values())
-    head = ("scenario", "controlled", "interleavings", "sched/s", "native", "sched/s") + \
-        (("real", "sched/s") if show_real else ()) + ("fault sites", "failures")
+    # A controlled run is one schedule; a free-running run is one run of
+    # OS threads (seconds of real time): the rate columns say which.
+    head = ("scenario", "controlled", "interleavings", "sched/s", "native", "runs/s") + \
+        (("real", "runs/s") if show_real else ()) + ("fault sites", "failures")
     rows = []
     for name in sorted(set(results.scenarios) | set(results.faultloop)):
         per = results.scenarios.get(name, {})
         c, n = per.get("controlled", ModeStats()), per.get("native", ModeStats())
         fl = results.faultloop.get(name, {})
-        fails = sum(1 for f in results.failures if f.get("scenario") == name)
+        fails = results.scenario_failures(name)
         real = ()
         if show_real:
             r = per.get("real", ModeStats())

@@ -75,7 +75,9 @@ if cmd == "stress-batch":
                       "reason": "fake deadlock", "schedule": "r1.2.3"})
     print(json.dumps({"scenario": scen, "mode": opt("--mode"), "pool": "win32" if REAL else "sim",
                       "runs": n, "steps": 10 * n,
-                      "max_choice_points": 40, "failures": fails, "failures_total": len(fails),
+                      "max_choice_points": 40, "failures": fails,
+                      # FAKE_FAILTOTAL: more failing runs than the batch details
+                      "failures_total": int(os.environ.get("FAKE_FAILTOTAL", len(fails))) if fails else 0,
                       "hashes": ["%016x" % (s % 97) for s in seeds] if mode == "controlled" else []}))
 elif cmd == "stress-faultloop":
     for k in range(3):
@@ -176,7 +178,8 @@ def test_clean_run_banner_table_results_and_exit_0(fake):
     p = run_fake(fake, "--seed", "1234", batches=12)
     assert p.returncode == 0, p.stdout + p.stderr
     first = p.stdout.splitlines()[0]
-    assert "master seed 1234" in first and "make stress SEED=1234" in first
+    # run with --scenarios/--out: the repeat line is ci/stress.py with them
+    assert "master seed 1234" in first and "--seed 1234" in first
     assert "controlled 80%, native 20%" in p.stdout
     r = results(fake)
     assert r["master_seed"] == 1234 and r["failures"] == []
@@ -229,6 +232,53 @@ def test_controlled_failure_writes_a_file_with_its_replay_and_exits_1(fake):
     assert "replay:" in p.stderr and "FAILED" in p.stderr
 
 
+def test_every_failure_is_counted_not_only_the_detailed_ones(fake):
+    """Issue 13 item 1: each batch details its first few failures but counts
+    all; the summary, the table and results.json give the true count (a real
+    run said 320 where 54,865 runs had failed)."""
+    p = run_fake(fake, "--seed", "5", "--no-faultloop", "--modes", "controlled",
+                 env={"FAKE_FAIL": "beta,controlled", "FAKE_FAILTOTAL": "1000"}, batches=6)
+    assert p.returncode == 1
+    r = results(fake)
+    batches = [c for c in calls(fake) if "beta" in c[-1] and "controlled" in c]
+    want = 1000 * len(batches)
+    assert len(r["failures"]) == len(batches) and r["failures_recorded"] == len(batches)
+    assert r["failures_total"] == want and r["totals"]["controlled"]["failures"] == want
+    assert f"; {want:,} failures ({len(batches)} recorded in detail in results.json);" in p.stdout
+    total = next(ln for ln in p.stdout.splitlines() if ln.startswith("TOTAL")).split()
+    assert total[-1] == str(want)
+    beta = next(ln for ln in p.stdout.splitlines() if "beta" in ln and ln.split()[-1].isdigit())
+    assert beta.split()[-1] == str(want)
+    assert re.search(rf"\b{want} failures$", p.stderr, re.M), p.stderr[-2000:]
+
+
+def test_repeat_line_keeps_scenarios_and_out_and_runs_when_pasted(fake):
+    """Issue 13 item 7: the banner's repeat command names --scenarios and
+    --out, and pasted as printed it repeats the same batches."""
+    p = run_fake(fake, "--seed", "77", "--no-faultloop", out="o1", batches=3)
+    again = re.search(r"\(repeat: (.*)\)$", p.stdout.splitlines()[0]).group(1)
+    assert "--scenarios" in again and "--out" in again and "--batches 3" in again, again
+    first = sorted(map(tuple, calls(fake)))
+    fake["log"].unlink()
+    q = subprocess.run(again, shell=True, cwd=fake["tmp"], capture_output=True, text=True,
+                       env=dict(os.environ, FAKE_LOG=str(fake["log"])), timeout=120)
+    assert q.returncode == 0, q.stdout + q.stderr
+    assert sorted(map(tuple, calls(fake))) == first
+    assert (fake["tmp"] / "o1" / "results.json").exists()
+    assert q.stdout.splitlines()[0] == p.stdout.splitlines()[0]
+
+
+def test_repeat_line_is_make_stress_only_when_make_says_it_all(monkeypatch):
+    sys.path.insert(0, str(REPO / "ci"))
+    import stress as S
+    monkeypatch.chdir(REPO)
+    a = S.parse_args(["--seed", "3", "--seconds", "30", "--shard", "1/2"])
+    assert S.repeat_command(a, 3, P.parse_shard("1/2"), []) == \
+        "make stress SEED=3 STRESS_SECONDS=30 SHARD=1/2"
+    a = S.parse_args(["--seed", "3", "--out", "o"])
+    assert S.repeat_command(a, 3, P.parse_shard(None), []).endswith("--out o")
+
+
 def test_native_failure_is_rerun_controlled_and_reports_reproduction(fake):
     p = run_fake(fake, "--seed", "5", "--no-faultloop",
                  env={"FAKE_FAIL": "alpha,native", "FAKE_REPRO": "alpha,controlled"})
@@ -239,6 +289,21 @@ def test_native_failure_is_rerun_controlled_and_reports_reproduction(fake):
     assert any(str(f[0]["seed"]) in c and "controlled" in c for c in runs)
     text = next((fake["tmp"] / "out" / "failures").glob("*alpha-native*")).read_text()
     assert "REPRODUCED" in text
+
+
+def test_failure_replay_lines_run_as_pasted(fake):
+    """Issue 13 item 2: the replay line of a failure file runs, as printed,
+    from where stress.py was started (the fake fails it when FAKE_REPRO)."""
+    p = run_fake(fake, "--seed", "5", "--no-faultloop",
+                 env={"FAKE_FAIL": "beta", "FAKE_REPRO": "beta"}, batches=6)
+    assert p.returncode == 1
+    fails = results(fake)["failures"]
+    assert {f["mode"] for f in fails} == {"controlled", "native"}
+    env = dict(os.environ, FAKE_LOG=str(fake["log"]), FAKE_REPRO="beta")
+    for f in fails:
+        q = subprocess.run(f["replay"], shell=True, cwd=fake["tmp"], env=env, capture_output=True, text=True)
+        assert q.returncode == 1, (f["replay"], q.stderr)
+        assert f"  {f['replay']}\n" in (fake["tmp"] / f["file"]).read_text()
 
 
 def test_native_failure_not_reproduced_is_said_so(fake):
@@ -330,7 +395,7 @@ def test_progress_is_plain_lines_when_not_a_tty(fake):
     # The time-budget path (no --batches): at least the first batch starts.
     p = run_fake(fake, "--seed", "3", "--no-faultloop", batches=0)
     assert "\r" not in p.stderr
-    assert re.search(r"s elapsed, .* left\] .*runs, .*schedules/s, 0 failures", p.stderr)
+    assert re.search(r"s elapsed, .* left\] .*runs, .*(schedules|runs)/s, 0 failures", p.stderr)
 
 
 # ---- the real-pool mode (tpheal-harness-realpool, Windows builds) ----------------
@@ -404,7 +469,7 @@ def test_results_with_real_runs_merge_and_show_in_the_table():
     assert j["scenarios"]["s.scn"]["real"]["busy_seconds"] == 10.0
     lines = R.table(a).splitlines()
     head = lines[0].split()
-    assert head[head.index("native") + 2] == "real" and head[head.index("real") + 1] == "sched/s"
+    assert head[head.index("native") + 2] == "real" and head[head.index("real") + 1] == "runs/s"
     col = head.index("real")
     row = {ln.split()[0]: ln.split() for ln in lines[2:] if ln.endswith(tuple("0123456789"))}
     assert row["s.scn"][col] == "5" and row["s.scn"][col + 1] == "0.5"
@@ -435,7 +500,7 @@ def test_real_pool_phase_runs_on_the_realpool_exe_free_running(fake_real):
     assert r["totals"]["real"]["runs"] == 6 and r["totals"]["native"]["runs"] == 6
     assert set(r["split_seconds"]) == {"controlled", "real", "native"}
     assert re.search(r"\b6 real-pool runs, 6 native runs\b", p.stdout)
-    assert re.search(r"^scenario .* native +sched/s +real +sched/s", p.stdout, re.M)
+    assert re.search(r"^scenario .* sched/s +native +runs/s +real +runs/s", p.stdout, re.M)
 
 
 def test_without_the_realpool_exe_nothing_changes(fake):
@@ -450,8 +515,8 @@ def test_modes_option_restricts_the_phases(fake_real):
     p = run_fake(fake_real, "--seed", "4", "--modes", "real", batches=3)
     assert p.returncode == 0, p.stderr
     assert "real 100%" in p.stdout
-    assert f"(repeat: ci/stress.py --build {fake_real['build']} --seed 4 --seconds 1.5 " \
-        "--modes real)" in p.stdout
+    assert f"stress.py --build {fake_real['build']} --seed 4 --seconds 1.5 " in p.stdout
+    assert re.search(r"\(repeat: /usr/bin/python3 \S*ci/stress.py .* --modes real --batches 3\)", p.stdout)
     assert calls(fake_real, "stress-faultloop") == []
     assert calls(fake_real, exe="tpheal-harness") == [] and len(calls(fake_real, exe=REALPOOL)) == 3
     assert run_fake(fake_real, "--modes", "real,bogus", batches=1).returncode == 2
@@ -635,3 +700,19 @@ def test_distinct_interleavings_exact_then_estimated_and_mergeable():
     assert abs(whole.distinct() - 200_000) / 200_000 < 0.05
     left.merge(right)
     assert left.distinct() == whole.distinct()
+
+
+def test_pct_batches_and_replay_lines_carry_k_even_before_it_is_measured(fake):
+    """Issue 13 item 3: a PCT batch run before k was measured used the
+    scheduler's default, and its replay line said nothing (a `run` without
+    --pct-steps measures k itself: another run).  Now k is always explicit,
+    and the measured count replaces the default once known."""
+    run_fake(fake, "--seed", "5", "--no-faultloop", "--modes", "controlled", "--jobs", "1",
+             env={"FAKE_FAIL": "alpha,controlled"}, batches=12)
+    pct = [c for c in calls(fake) if "pct" in c]
+    assert pct and all("--pct-steps" in c for c in pct)
+    ks = [c[c.index("--pct-steps") + 1] for c in pct]
+    assert "40" in ks  # the fake's max_choice_points, once measured
+    for f in results(fake)["failures"]:
+        if f["strategy"] == "pct":
+            assert f"--pct-steps {f['pct_steps']}" in f["replay"] and f["pct_steps"] > 0, f

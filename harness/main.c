@@ -5,12 +5,11 @@
  * (scenario/scn_pool.h): free-running runs on the real Windows thread pool;
  * a scenario that needs the model is declined, with the reason.
  *
- *   tpheal-harness run FILE... [--seeds N | --seed S] [--first-seed S]
- *                  [--strategy random|pct|both] [--depth D] [--pct-steps K]
- *                  [--mode controlled|native] [--json] [--no-replay]
- *   tpheal-harness replay (--seed S [--strategy X] [--depth D] | --schedule STRING) FILE
+ *   tpheal-harness run FILE... [options]        (tpheal-harness help run)
+ *   tpheal-harness replay SEED-OR-SCHEDULE FILE  (tpheal-harness help replay)
  *   tpheal-harness list [DIR]
  *   tpheal-harness bench [--seeds N]
+ *   tpheal-harness help [COMMAND]   and   tpheal-harness COMMAND --help
  *
  * Exit: 0 everything passed, 1 a failure, 2 bad input (usage or a scenario
  * that does not parse: `file:line:col: message`), 3 nothing ran (every
@@ -22,6 +21,7 @@
 #ifndef _WIN32
 #define _POSIX_C_SOURCE 200809L /* dirent, sys/wait */
 #endif
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +37,7 @@
 #include "scn_bench.h"
 #include "scn_clock.h"
 #include "scn_pool.h"
+#include "scn_report.h"
 #include "scn_run.h"
 #include "scn_text.h"
 #include "stress.h" /* stress-batch, stress-faultloop: harness/stress/ (ci/stress.py) */
@@ -67,30 +68,137 @@ typedef struct options {
     bool json;
     bool replay_failures;
     const char *schedule;
+    /* what was given (replay needs a seed's whole recipe; --seeds and --seed
+     * exclude each other) */
+    bool seeds_given, strategy_given, depth_given, pct_steps_given;
+    bool trace;                 /* replay: print every trace record */
+    const char *save_schedules; /* run: write each reported schedule to a file here */
+    char *schedule_owned;       /* --schedule-file's contents */
 } options;
 
 static const char *argv0;
+/* The controlled-mode harness for a free-running failure's reproduction: this
+ * one, except in the real-pool build (which has no controlled mode). */
+static char model_exe[1024];
+
+typedef struct command_help {
+    const char *name, *synopsis, *text;
+} command_help;
+
+static const command_help HELP[] = {
+    {"run", "run FILE... [--seeds N | --seed S] [--first-seed S] [--strategy random|pct|both]\n"
+            "          [--depth D] [--pct-steps K] [--mode controlled|native] [--json] [--no-replay]\n"
+            "          [--save-schedules DIR]",
+     "Runs each scenario for N seeds (default 100) from --first-seed (default 0), or the one\n"
+     "seed S, with each strategy asked for (default random; pct: depth D, default 3, and K\n"
+     "expected choice points, default measured by a seed-0 probe run).  Every failure prints a\n"
+     "report and the commands that replay it; --save-schedules writes each reported schedule\n"
+     "to DIR and the replay command names the file.  --mode native runs on OS threads\n"
+     "(free-running, real time: a seed does not replay its interleaving).  Progress goes to\n"
+     "stderr every 5 s of a long run (TPHEAL_PROGRESS_SECONDS).  Exit 0 all passed, 1 a failure, 2 bad input, 3 all\n"
+     "declined."},
+    {"replay", "replay (--seed S --strategy random | --seed S --strategy pct --depth D --pct-steps K\n"
+               "          | --schedule STRING | --schedule-file PATH) [--trace] FILE",
+     "Re-runs one controlled run of FILE: by its seed with everything the run used (a seed\n"
+     "alone is refused: replayed with another strategy it is another run), or by the exact\n"
+     "schedule a failure report printed (the string, or the file --save-schedules wrote).\n"
+     "--trace prints every trace record of the run.  Exit 0 passed, 1 failed, 2 bad input."},
+    {"list", "list [DIR]",
+     "The scenarios in DIR (default scenarios), the trace points (a scenario names one as\n"
+     "NAME or TARGET/NAME), operations, object kinds, entry fields and faults."},
+    {"bench", "bench [--seeds N]",
+     "Schedules per CPU second of the reference race against the raw fiber switch rate."},
+    {"help", "help [COMMAND]", "This text, or one command's."},
+};
+#define NHELP (sizeof HELP / sizeof HELP[0])
+
+static void print_synopses(FILE *f) {
+    size_t i;
+    for (i = 0; i < NHELP; i++) fprintf(f, "%s tpheal-harness %s\n", i ? "      " : "usage:", HELP[i].synopsis);
+    fprintf(f, "       tpheal-harness COMMAND --help\n");
+}
 
 static int usage(const char *why) {
     if (why) fprintf(stderr, "tpheal-harness: %s\n", why);
-    fprintf(stderr,
-            "usage: tpheal-harness run FILE... [--seeds N | --seed S] [--first-seed S]\n"
-            "                      [--strategy random|pct|both] [--depth D] [--pct-steps K]\n"
-            "                      [--mode controlled|native] [--json] [--no-replay]\n"
-            "       tpheal-harness replay (--seed S [--strategy random|pct] [--depth D] | --schedule STRING) FILE\n"
-            "       tpheal-harness list [DIR]\n"
-            "       tpheal-harness bench [--seeds N]\n");
+    print_synopses(stderr);
     return 2;
+}
+
+/* `help [CMD]` / `CMD --help`: to stdout, exit 0; an unknown CMD is usage. */
+static int cmd_help(const char *cmd) {
+    size_t i;
+    if (!cmd) {
+        print_synopses(stdout);
+        printf("\nExit: 0 passed, 1 a failure, 2 bad input or usage, 3 nothing ran (all declined).\n");
+        return 0;
+    }
+    for (i = 0; i < NHELP; i++)
+        if (strcmp(cmd, HELP[i].name) == 0) {
+            printf("usage: tpheal-harness %s\n\n%s\n", HELP[i].synopsis, HELP[i].text);
+            return 0;
+        }
+    return usage("help: unknown command");
+}
+
+static bool wants_help(int argc, char **argv) {
+    int i;
+    for (i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return true;
+    return false;
+}
+
+/* A whole decimal number in lo..hi: no sign, no exponent, no wrap past 2^64
+ * (strtoull saturates and says so only in errno). */
+static bool parse_num(const char *opt, const char *v, uint64_t lo, uint64_t hi, uint64_t *out) {
+    char *end;
+    unsigned long long x;
+    if (v && *v >= '0' && *v <= '9') {
+        errno = 0;
+        x = strtoull(v, &end, 10);
+        if (!*end && errno != ERANGE && x >= lo && x <= hi) {
+            *out = x;
+            return true;
+        }
+    }
+    fprintf(stderr, "tpheal-harness: %s %s: not a whole number in %llu..%llu\n", opt, v ? v : "(missing)",
+            (unsigned long long)lo, (unsigned long long)hi);
+    return false;
 }
 
 static bool parse_u64(const char *s, uint64_t *out) {
     char *end;
     unsigned long long v;
-    if (!s || !*s || *s == '-') return false;
+    if (!s || !(*s >= '0' && *s <= '9')) return false;
+    errno = 0;
     v = strtoull(s, &end, 10);
-    if (*end) return false;
+    if (*end || errno == ERANGE) return false;
     *out = v;
     return true;
+}
+
+/* The schedule a --schedule-file holds (whitespace around it dropped). */
+static char *read_schedule_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    scn_text t = {0};
+    char buf[4096];
+    size_t n;
+    char *s, *e;
+    if (!f) {
+        fprintf(stderr, "tpheal-harness: --schedule-file %s: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) scn_text_printf(&t, "%.*s", (int)n, buf);
+    if (ferror(f)) {
+        fprintf(stderr, "tpheal-harness: --schedule-file %s: %s\n", path, strerror(errno));
+        fclose(f);
+        scn_text_free(&t);
+        return NULL;
+    }
+    fclose(f);
+    s = scn_text_take(&t);
+    if (!s) s = scn_strdup("");
+    for (e = s + strlen(s); e > s && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t');) *--e = '\0';
+    return s;
 }
 
 /* Parses options from argv[i..]; file names go to files. Returns 0 or 2. */
@@ -107,17 +215,18 @@ static int parse_options(int argc, char **argv, int i, options *o, const char **
         const char *a = argv[i];
         const char *v = (i + 1 < argc) ? argv[i + 1] : NULL;
         if (strcmp(a, "--seeds") == 0) {
-            if (!parse_u64(v, &o->seeds) || o->seeds == 0) return usage("--seeds needs a positive number");
+            if (!parse_num(a, v, 1, UINT64_MAX, &o->seeds)) return 2;
+            o->seeds_given = true;
             i++;
         } else if (strcmp(a, "--seed") == 0) {
-            if (!parse_u64(v, &o->first_seed)) return usage("--seed needs a number");
+            if (!parse_num(a, v, 0, UINT64_MAX, &o->first_seed)) return 2;
             o->one_seed = true;
-            o->seeds = 1;
             i++;
         } else if (strcmp(a, "--first-seed") == 0) {
-            if (!parse_u64(v, &o->first_seed)) return usage("--first-seed needs a number");
+            if (!parse_num(a, v, 0, UINT64_MAX, &o->first_seed)) return 2;
             i++;
         } else if (strcmp(a, "--strategy") == 0) {
+            o->strategy_given = true;
             if (v && strcmp(v, "random") == 0) o->strategies = 1;
             else if (v && strcmp(v, "pct") == 0) o->strategies = 2;
             else if (v && strcmp(v, "both") == 0) o->strategies = 3;
@@ -125,11 +234,13 @@ static int parse_options(int argc, char **argv, int i, options *o, const char **
             i++;
         } else if (strcmp(a, "--depth") == 0) {
             uint64_t d;
-            if (!parse_u64(v, &d) || d == 0 || d > 16) return usage("--depth needs 1..16");
+            if (!parse_num(a, v, 1, 16, &d)) return 2;
             o->depth = (unsigned)d;
+            o->depth_given = true;
             i++;
         } else if (strcmp(a, "--pct-steps") == 0) {
-            if (!parse_u64(v, &o->pct_steps)) return usage("--pct-steps needs a number");
+            if (!parse_num(a, v, 1, UINT64_MAX, &o->pct_steps)) return 2;
+            o->pct_steps_given = true;
             i++;
         } else if (strcmp(a, "--mode") == 0) {
             if (v && strcmp(v, "controlled") == 0) o->native = false;
@@ -138,8 +249,20 @@ static int parse_options(int argc, char **argv, int i, options *o, const char **
             i++;
         } else if (strcmp(a, "--schedule") == 0) {
             if (!v) return usage("--schedule needs a string");
+            if (o->schedule) return usage("one --schedule or --schedule-file");
             o->schedule = v;
             i++;
+        } else if (strcmp(a, "--schedule-file") == 0) {
+            if (!v) return usage("--schedule-file needs a path");
+            if (o->schedule) return usage("one --schedule or --schedule-file");
+            if (!(o->schedule = o->schedule_owned = read_schedule_file(v))) return 2;
+            i++;
+        } else if (strcmp(a, "--save-schedules") == 0) {
+            if (!v) return usage("--save-schedules needs a directory");
+            o->save_schedules = v;
+            i++;
+        } else if (strcmp(a, "--trace") == 0) {
+            o->trace = true;
         } else if (strcmp(a, "--json") == 0) {
             o->json = true;
         } else if (strcmp(a, "--no-replay") == 0) {
@@ -151,6 +274,12 @@ static int parse_options(int argc, char **argv, int i, options *o, const char **
             files[(*nfiles)++] = a;
         }
     }
+    if (o->one_seed && o->seeds_given)
+        return usage("--seeds and --seed exclude each other (--seed S runs one seed; "
+                     "--first-seed S --seeds N runs N seeds from S)");
+    if (o->one_seed) o->seeds = 1;
+    if (o->seeds - 1 > UINT64_MAX - o->first_seed)
+        return usage("--first-seed + --seeds goes past the last seed (2^64 - 1)");
     return 0;
 }
 
@@ -158,59 +287,25 @@ static void print_parse_error(const char *path, const scn_error *e) {
     fprintf(stderr, "%s:%d:%d: %s\n", path, e->line, e->col, e->msg);
 }
 
-/* ---- the failure report ------------------------------------------------------ */
-
-static void print_indented(const char *title, const char *text) {
-    const char *p = text;
-    if (!text || !*text) return;
-    printf("  %s:\n", title);
-    while (*p) {
-        const char *e = strchr(p, '\n');
-        size_t n = e ? (size_t)(e - p) : strlen(p);
-        printf("    %.*s\n", (int)n, p);
-        p += n + (e ? 1 : 0);
-    }
-}
+/* ---- the failure report (scn_report.c) ------------------------------------------ */
 
 static const char *strategy_name(int s) { return s ? "pct" : "random"; }
 
+static void build_line(char *buf, size_t n) {
+    snprintf(buf, n, "%s (%s core, %s pool)", TPHEAL_BUILD_ID, BUILD_KIND, scn_pool_backend_name());
+}
+
 static void print_report(const scn_scenario *s, const scn_run_opts *ro, const scn_run_out *r,
-                         const char *replay_verdict) {
-    printf("FAILURE %s\n", s->path);
-    printf("  purpose: %s\n", s->purpose);
-    if (ro->native)
-        printf("  mode: native (free-running; a seed does not replay the interleaving)  seed: %llu\n",
-               (unsigned long long)ro->seed);
-    else if (ro->schedule)
-        printf("  replayed from a schedule string\n");
-    else
-        printf("  seed: %llu  strategy: %s", (unsigned long long)ro->seed, strategy_name(ro->strategy));
-    if (!ro->native && !ro->schedule && ro->strategy)
-        printf(" depth %u steps %llu", ro->depth, (unsigned long long)ro->pct_steps);
-    if (!ro->native && !ro->schedule) printf("\n");
-    printf("  scenario: %s  content hash: %016llx\n", s->path, (unsigned long long)s->content_hash);
-    printf("  build: %s (%s core, %s pool)\n", TPHEAL_BUILD_ID, BUILD_KIND, scn_pool_backend_name());
-    if (r->status >= 0)
-        printf("  status: %s  steps: %llu  interleaving: %016llx\n", sched_status_name((sched_status)r->status),
-               (unsigned long long)r->steps, (unsigned long long)r->interleaving_hash);
-    print_indented("failures", r->failures);
-    print_indented("blocked threads", r->blocked_report);
-    print_indented("misuse reported by the sim", r->misuse);
-    print_indented("faults injected", r->faults);
-    print_indented("last trace records", r->trace_tail);
-    if (r->schedule) printf("  schedule: %s\n", r->schedule);
-    if (replay_verdict) printf("  replayed once by its schedule: %s\n", replay_verdict);
-    if (r->schedule)
-        printf("  replay: tpheal-harness%s replay --schedule '%s' %s\n", TPHEAL_FAIL_FAST ? "-failfast" : "",
-               r->schedule, s->path);
-    if (ro->native)
-        printf("  look for a deterministic reproduction on the model: tpheal-harness run --mode controlled "
-               "--strategy both --seeds 100 --first-seed %llu %s\n",
-               (unsigned long long)ro->seed, s->path);
-    if (!ro->native && !ro->schedule)
-        printf("  replay by seed: tpheal-harness%s replay --seed %llu --strategy %s --depth %u --pct-steps %llu %s\n",
-               TPHEAL_FAIL_FAST ? "-failfast" : "", (unsigned long long)ro->seed, strategy_name(ro->strategy),
-               ro->depth, (unsigned long long)ro->pct_steps, s->path);
+                         const char *replay_verdict, const char *schedule_file) {
+    char build[256];
+    scn_report_ctx c;
+    build_line(build, sizeof build);
+    c.exe = argv0;
+    c.model_exe = model_exe;
+    c.build = build;
+    c.verdict = replay_verdict;
+    c.schedule_file = schedule_file;
+    scn_report_print(stdout, s, ro, r, &c);
 }
 
 /* ---- re-executing the sibling build ------------------------------------------ */
@@ -295,6 +390,16 @@ static int run_sibling(int argc, char **argv, const char *file) {
 /* ---- run ----------------------------------------------------------------------- */
 
 #define FULL_REPORTS 3
+/* A long run's progress line on stderr, at most this often (seconds;
+ * TPHEAL_PROGRESS_SECONDS overrides: 0 = at every 64th seed). */
+static double progress_seconds(void) {
+    const char *v = getenv("TPHEAL_PROGRESS_SECONDS");
+    char *end;
+    double d;
+    if (!v || !*v) return 5.0;
+    d = strtod(v, &end);
+    return (*end || d < 0) ? 5.0 : d;
+}
 
 #define DISTINCT_CAP 4096u /* interleavings remembered per scenario (a power of two) */
 
@@ -335,6 +440,28 @@ static bool same_failure(const scn_run_out *a, const scn_run_out *b) {
 
 static void json_string(const char *s);
 
+/* --save-schedules DIR: the schedule of a reported failure goes to
+ * DIR/STEM-STRATEGY-SEED.schedule (a schedule string runs to kilobytes; a
+ * file is easier to paste than that), and the replay command names it. */
+static bool save_schedule(const char *dir, const scn_scenario *s, const scn_run_opts *ro, const char *schedule,
+                          scn_text *path) {
+    const char *base = strrchr(s->path, '/'), *dot;
+    FILE *f;
+#ifdef _WIN32
+    if (strrchr(s->path, '\\') > base) base = strrchr(s->path, '\\');
+#endif
+    base = base ? base + 1 : s->path;
+    dot = strrchr(base, '.');
+    scn_text_printf(path, "%s/%.*s-%s-%llu.schedule", dir, (int)(dot ? (size_t)(dot - base) : strlen(base)), base,
+                    strategy_name(ro->strategy), (unsigned long long)ro->seed);
+    f = fopen(path->s, "wb");
+    if (!f || fprintf(f, "%s\n", schedule) < 0 || fclose(f) != 0) {
+        fprintf(stderr, "tpheal-harness: --save-schedules: cannot write %s: %s\n", path->s, strerror(errno));
+        return false;
+    }
+    return true;
+}
+
 static int run_one_seed(const scn_scenario *s, const options *o, int strategy, uint64_t seed, tally *t,
                         uint64_t *max_choice) {
     scn_run_opts ro;
@@ -369,11 +496,13 @@ static int run_one_seed(const scn_scenario *s, const options *o, int strategy, u
          * bury the summary under hundreds of identical reports. */
         if (t->failures > FULL_REPORTS && !o->json) {
             const char *nl = r.failures ? strchr(r.failures, '\n') : NULL;
-            printf("FAILURE %s seed %llu %s: %.*s  (replay --seed %llu --strategy %s --pct-steps %llu)\n", s->path,
-                   (unsigned long long)seed, strategy_name(strategy),
-                   r.failures ? (nl ? (int)(nl - r.failures) : (int)strlen(r.failures)) : 0,
-                   r.failures ? r.failures : "", (unsigned long long)seed, strategy_name(strategy),
-                   (unsigned long long)o->pct_steps);
+            scn_text cmd = {0};
+            if (ro.schedule) scn_replay_by_schedule(&cmd, argv0, ro.schedule, NULL, s->path);
+            else if (!ro.native) scn_replay_by_seed(&cmd, argv0, &ro, s->path);
+            printf("FAILURE %s seed %llu %s: %.*s  (replay: %s)\n", s->path, (unsigned long long)seed,
+                   strategy_name(strategy), r.failures ? (nl ? (int)(nl - r.failures) : (int)strlen(r.failures)) : 0,
+                   r.failures ? r.failures : "", cmd.s ? cmd.s : "free-running: a seed does not replay");
+            scn_text_free(&cmd);
             scn_run_out_free(&r);
             return 0;
         }
@@ -392,7 +521,11 @@ static int run_one_seed(const scn_scenario *s, const options *o, int strategy, u
             }
         }
         if (!o->json) {
-            print_report(s, &ro, &r, verdict);
+            scn_text file = {0};
+            if (o->save_schedules && r.schedule && !save_schedule(o->save_schedules, s, &ro, r.schedule, &file))
+                scn_text_free(&file);
+            print_report(s, &ro, &r, verdict, file.s);
+            scn_text_free(&file);
         } else {
             printf("{\"failure\":");
             json_string(s->path);
@@ -406,6 +539,13 @@ static int run_one_seed(const scn_scenario *s, const options *o, int strategy, u
             json_string(r.schedule ? r.schedule : "");
             printf(",\"replayed\":");
             json_string(verdict ? verdict : "");
+            if (!ro.native && !ro.schedule) {
+                scn_text cmd = {0};
+                scn_replay_by_seed(&cmd, argv0, &ro, s->path);
+                printf(",\"replay\":");
+                json_string(cmd.s);
+                scn_text_free(&cmd);
+            }
             printf("}\n");
         }
     }
@@ -445,8 +585,8 @@ static int cmd_run(int argc, char **argv) {
     options o;
     int nfiles, i, rc = 0, bad = 0, declined = 0;
     if (!files) return 2;
-    if (parse_options(argc, argv, 2, &o, files, &nfiles) != 0) { free(files); return 2; }
-    if (nfiles == 0) { free(files); return usage("run needs at least one FILE"); }
+    if (parse_options(argc, argv, 2, &o, files, &nfiles) != 0) { free(files); free(o.schedule_owned); return 2; }
+    if (nfiles == 0) { free(files); free(o.schedule_owned); return usage("run needs at least one FILE"); }
     scns = calloc((size_t)nfiles, sizeof *scns);
     if (!scns) { free(files); return 2; }
     /* every file parses before anything runs: bad input is exit 2 */
@@ -461,7 +601,7 @@ static int cmd_run(int argc, char **argv) {
         tally t;
         uint64_t k, max_choice = 0;
         int st;
-        double t0;
+        double t0, last_note, every = progress_seconds();
         char why[256];
         bool stopped = false;
         memset(&t, 0, sizeof t);
@@ -483,7 +623,7 @@ static int cmd_run(int argc, char **argv) {
             if (r > rc) rc = r;
             continue;
         }
-        t0 = scn_wall_seconds();
+        t0 = last_note = scn_wall_seconds();
         for (st = 0; st < 2; st++) {
             options so = o;
             if (!(o.strategies & (1 << st))) continue;
@@ -491,6 +631,14 @@ static int cmd_run(int argc, char **argv) {
             for (k = 0; k < o.seeds && !stopped; k++) {
                 int r = run_one_seed(s, &so, st, o.first_seed + k, &t, &max_choice);
                 if (r == 2) { rc = 2; break; }
+                /* a long run says how far it is (stderr: stdout stays a
+                 * pure function of the seeds) */
+                if ((k & 63) == 63 && scn_wall_seconds() - last_note >= every) {
+                    last_note = scn_wall_seconds();
+                    fprintf(stderr, "tpheal-harness: %s: %s %llu of %llu seeds, %llu failures, %.0f s\n", s->path,
+                            strategy_name(st), (unsigned long long)(k + 1), (unsigned long long)o.seeds,
+                            (unsigned long long)t.failures, last_note - t0);
+                }
                 if (r == 3) {
                     /* Declined after its first run: the real pool's process
                      * outlives a run, and the scenario needs a fresh one. */
@@ -515,11 +663,11 @@ static int cmd_run(int argc, char **argv) {
             json_string(s->purpose);
             printf(",\"build\":\"%s\",\"pool\":\"%s\",\"runs\":%llu,\"failures\":%llu,\"steps\":%llu,\"max_choice_points\":%llu,"
                    "\"seconds\":%.3f,\"schedules_per_sec\":%.1f,\"distinct_interleavings\":%llu,"
-                   "\"exercised\":%s}\n",
+                   "\"distinct_is_lower_bound\":%s,\"exercised\":%s}\n",
                    BUILD_KIND, scn_pool_backend_name(), (unsigned long long)t.runs, (unsigned long long)t.failures,
                    (unsigned long long)t.steps, (unsigned long long)max_choice, t.seconds,
                    t.seconds > 0 ? (double)t.runs / t.seconds : 0.0, (unsigned long long)t.distinct,
-                   unexercised ? "false" : "true");
+                   t.distinct >= DISTINCT_CAP / 2 ? "true" : "false", unexercised ? "false" : "true");
         } else if (o.native) {
             /* OS threads: no scheduling points counted, no interleaving hashed */
             printf("%s %s  runs=%llu failures=%llu runs/s=%.2f (free-running, %s pool)\n",
@@ -527,10 +675,12 @@ static int cmd_run(int argc, char **argv) {
                    (unsigned long long)t.failures, t.seconds > 0 ? (double)t.runs / t.seconds : 0.0,
                    scn_pool_backend_name());
         } else {
-            printf("%s %s  runs=%llu failures=%llu schedules/s=%.1f steps/run=%.0f interleavings=%llu\n",
+            /* the count stops at DISTINCT_CAP / 2: say so, not a silent 2048 */
+            printf("%s %s  runs=%llu failures=%llu schedules/s=%.1f steps/run=%.0f interleavings=%s%llu\n",
                    t.failures || unexercised ? "FAIL" : "PASS", s->path, (unsigned long long)t.runs,
                    (unsigned long long)t.failures, t.seconds > 0 ? (double)t.runs / t.seconds : 0.0,
-                   t.runs ? (double)t.steps / (double)t.runs : 0.0, (unsigned long long)t.distinct);
+                   t.runs ? (double)t.steps / (double)t.runs : 0.0,
+                   t.distinct >= DISTINCT_CAP / 2 ? "at least " : "", (unsigned long long)t.distinct);
         }
         free(t.seen);
         fflush(stdout);
@@ -539,62 +689,84 @@ static int cmd_run(int argc, char **argv) {
     for (i = 0; i < nfiles; i++) scn_free(scns[i]);
     free(scns);
     free(files);
+    free(o.schedule_owned);
     return rc;
 }
 
 /* ---- replay ---------------------------------------------------------------------- */
 
+/* A seed names a run only together with its strategy and the strategy's
+ * parameters: `replay --seed S FILE` once replayed a PCT failure as a random
+ * walk (another interleaving, another failure).  So they are required. */
+static const char *replay_recipe_missing(const options *o) {
+    if (o->schedule) {
+        if (o->one_seed || o->strategy_given || o->depth_given || o->pct_steps_given)
+            return "replay: a schedule is the whole run: give it without --seed, --strategy, --depth or --pct-steps";
+        return NULL;
+    }
+    if (!o->one_seed) return "replay needs --seed S (with its strategy) or --schedule STRING or --schedule-file PATH";
+    if (!o->strategy_given || o->strategies == 3)
+        return "replay --seed S needs the run's strategy: --strategy random, or --strategy pct --depth D "
+               "--pct-steps K (a failure report prints the whole command)";
+    if (o->strategies == 2 && (!o->depth_given || !o->pct_steps_given))
+        return "replay --seed S --strategy pct needs the run's --depth D and --pct-steps K "
+               "(a failure report prints the whole command)";
+    if (o->strategies == 1 && (o->depth_given || o->pct_steps_given))
+        return "replay: --depth and --pct-steps are PCT's; a random walk has neither";
+    return NULL;
+}
+
 static int cmd_replay(int argc, char **argv) {
-    const char *files[4];
     options o;
-    int nfiles = 0, i;
+    int nfiles = 0, rc;
     scn_scenario *s;
     scn_error e;
     scn_run_opts ro;
     scn_run_out r;
+    const char *why;
     const char **all = calloc((size_t)argc, sizeof *all);
     if (!all) return 2;
-    if (parse_options(argc, argv, 2, &o, all, &nfiles) != 0) { free(all); return 2; }
-    if (nfiles != 1) { free(all); return usage("replay takes exactly one FILE"); }
-    for (i = 0; i < nfiles && i < 4; i++) files[i] = all[i];
-    free(all);
-    if (!o.one_seed && !o.schedule) return usage("replay needs --seed S or --schedule STRING");
-    if (!scn_pool_is_model())
-        return usage("replay re-runs a controlled schedule, which only the model has: use tpheal-harness replay");
-    s = scn_parse_file(files[0], &e);
-    if (!s) { print_parse_error(files[0], &e); return 2; }
-    if (s->fail_fast_build && !TPHEAL_FAIL_FAST) {
-        int rc = run_sibling(argc, argv, files[0]);
-        scn_free(s);
-        return rc;
+    rc = parse_options(argc, argv, 2, &o, all, &nfiles);
+    if (rc == 0 && nfiles != 1) rc = usage("replay takes exactly one FILE");
+    if (rc == 0 && (why = replay_recipe_missing(&o)) != NULL) rc = usage(why);
+    if (rc == 0 && (o.native || !scn_pool_is_model()))
+        rc = usage("replay re-runs a controlled run, which only the model has: use tpheal-harness replay");
+    s = rc == 0 ? scn_parse_file(all[0], &e) : NULL;
+    if (rc == 0 && !s) {
+        print_parse_error(all[0], &e);
+        rc = 2;
     }
-    memset(&ro, 0, sizeof ro);
-    ro.seed = o.first_seed;
-    ro.strategy = o.strategies == 2 ? 1 : 0;
-    ro.depth = o.depth;
-    ro.pct_steps = o.pct_steps;
-    /* the same k `run` used, measured the same way */
-    if (ro.strategy == 1 && ro.pct_steps == 0 && !o.schedule) ro.pct_steps = pct_steps_for(s);
-    ro.schedule = o.schedule;
-    if (scn_run(s, &ro, &r) != 0) {
-        fprintf(stderr, "%s\n", r.failures ? r.failures : "bad schedule");
+    if (rc == 0 && s->fail_fast_build && !TPHEAL_FAIL_FAST) rc = run_sibling(argc, argv, all[0]);
+    else if (rc == 0) {
+        memset(&ro, 0, sizeof ro);
+        ro.seed = o.first_seed;
+        ro.strategy = o.strategies == 2 ? 1 : 0;
+        ro.depth = o.depth;
+        ro.pct_steps = o.pct_steps;
+        ro.schedule = o.schedule;
+        ro.full_trace = o.trace;
+        if (scn_run(s, &ro, &r) != 0) {
+            fprintf(stderr, "tpheal-harness: %s\n", r.failures ? r.failures : "bad schedule");
+            rc = 2;
+        } else {
+            if (r.passed) {
+                printf("PASS %s  status: %s  steps: %llu  interleaving: %016llx\n", s->path,
+                       sched_status_name((sched_status)r.status), (unsigned long long)r.steps,
+                       (unsigned long long)r.interleaving_hash);
+                if (!o.trace) scn_report_block(stdout, "last trace records", r.trace_tail);
+                if (r.schedule) printf("  schedule: %s\n", r.schedule);
+            } else {
+                print_report(s, &ro, &r, NULL, NULL);
+            }
+            if (o.trace) scn_report_block(stdout, "trace (every record of the run)", r.trace_full);
+            rc = r.passed ? 0 : 1;
+        }
         scn_run_out_free(&r);
-        scn_free(s);
-        return 2;
     }
-    if (r.passed) {
-        printf("PASS %s  status: %s  steps: %llu  interleaving: %016llx\n", s->path,
-               sched_status_name((sched_status)r.status), (unsigned long long)r.steps,
-               (unsigned long long)r.interleaving_hash);
-        print_indented("last trace records", r.trace_tail);
-        if (r.schedule) printf("  schedule: %s\n", r.schedule);
-    } else {
-        print_report(s, &ro, &r, NULL);
-    }
-    i = r.passed ? 0 : 1;
-    scn_run_out_free(&r);
     scn_free(s);
-    return i;
+    free(all);
+    free(o.schedule_owned);
+    return rc;
 }
 
 /* ---- list -------------------------------------------------------------------------- */
@@ -712,9 +884,27 @@ static int cmd_bench(int argc, char **argv) {
     return scn_bench_main(n);
 }
 
+/* The model harness beside this one: the real-pool build's free-running
+ * failures are reproduced there (tpheal-harness-realpool -> tpheal-harness). */
+static void find_model_exe(void) {
+    const char *real = strstr(argv0, "tpheal-harness-realpool");
+    if (scn_pool_is_model() || !real) {
+        snprintf(model_exe, sizeof model_exe, "%s", argv0);
+        return;
+    }
+    snprintf(model_exe, sizeof model_exe, "%.*stpheal-harness%s", (int)(real - argv0), argv0,
+             real + strlen("tpheal-harness-realpool"));
+}
+
 int main(int argc, char **argv) {
-    argv0 = argv[0];
+    argv0 = argc > 0 && argv[0] && *argv[0] ? argv[0] : "tpheal-harness";
+    find_model_exe();
     if (argc < 2) return usage(NULL);
+    if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+        return cmd_help(argc > 2 ? argv[2] : NULL);
+    if ((strcmp(argv[1], "run") == 0 || strcmp(argv[1], "replay") == 0 || strcmp(argv[1], "list") == 0 ||
+         strcmp(argv[1], "bench") == 0) && wants_help(argc, argv))
+        return cmd_help(argv[1]);
     if (strcmp(argv[1], "run") == 0) return cmd_run(argc, argv);
     if (strcmp(argv[1], "replay") == 0) return cmd_replay(argc, argv);
     if (strcmp(argv[1], "list") == 0) return cmd_list(argc, argv);

@@ -2,6 +2,7 @@
  * docs/scenarios.md.  Every malformed input ends in one scn_error with a
  * line and column; nothing here trusts the input's sizes (the fuzz target in
  * harness/fuzz/ feeds it arbitrary bytes). */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -266,8 +267,16 @@ static bool take_obj(parser *p, const char *what, int *out) {
 
 static bool take_point(parser *p, int *out) {
     const scn_tok *t = NULL;
+    const char *slash;
     if (!take_word(p, "a trace point", &t)) return false;
-    *out = scn_trace_point_find(t->text);
+    /* NAME, or TARGET/NAME as `list` prints it */
+    slash = strchr(t->text, '/');
+    *out = scn_trace_point_find(slash ? slash + 1 : t->text);
+    if (*out >= 0 && slash &&
+        (strlen(scn_trace_point_target(*out)) != (size_t)(slash - t->text) ||
+         strncmp(scn_trace_point_target(*out), t->text, (size_t)(slash - t->text)) != 0))
+        return error_tok(p, p->pos - 1, "trace point '%s' is %s/%s", t->text, scn_trace_point_target(*out),
+                         scn_trace_point_name(*out));
     if (*out < 0)
         return error_tok(p, p->pos - 1, "unknown trace point '%s' (`tpheal-harness list` shows them)",
                          t->text);
@@ -729,7 +738,8 @@ static bool parse_expect(parser *p) {
         e.rhs.number = 1;
         snprintf(e.text, sizeof e.text, "unhealed %s", s->pools[pool].name);
         s->allow_unhealed |= 1ull << pool;
-    } else if (accept_kw(p, "severed")) {
+    } else if (!(p->pos + 1 < p->ln->ntok && strcmp(p->ln->tok[p->pos + 1].text, "(") == 0) &&
+               accept_kw(p, "severed")) { /* `severed P`; `severed(P) == 0` is an expression */
         int pool;
         if (!take_pool(p, &pool)) return false;
         if (!expect_end(p)) return false;
@@ -1253,7 +1263,7 @@ scn_scenario *scn_parse_file(const char *path, scn_error *err) {
     scn_scenario *s;
     memset(err, 0, sizeof *err);
     if (!f) {
-        snprintf(err->msg, sizeof err->msg, "cannot open the file");
+        snprintf(err->msg, sizeof err->msg, "cannot open the file: %s", strerror(errno));
         return NULL;
     }
     for (;;) {
@@ -1275,7 +1285,18 @@ scn_scenario *scn_parse_file(const char *path, scn_error *err) {
         n += got;
         if (got == 0) break;
     }
+    if (ferror(f)) { /* a directory opens on POSIX; reading it fails */
+        snprintf(err->msg, sizeof err->msg, "cannot read the file: %s", strerror(errno));
+        free(buf);
+        fclose(f);
+        return NULL;
+    }
     fclose(f);
+    /* a UTF-8 byte order mark (Windows editors write one) is not text */
+    if (buf && n >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) {
+        memmove(buf, buf + 3, n - 3);
+        n -= 3;
+    }
     s = scn_parse(path, buf ? buf : "", n, err);
     free(buf);
     return s;

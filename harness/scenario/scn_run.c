@@ -47,7 +47,8 @@ typedef struct hold_state {
 
 typedef struct tail_rec {
     uint32_t thread;
-    uint64_t time;
+    char who[24];         /* the recording thread's name (a copy: it may end) */
+    uint64_t time;        /* rt_now(): virtual time since the run began */
     const char *target, *event;
     int pool;             /* index, or -1 */
     uint64_t a, b;
@@ -82,6 +83,13 @@ typedef struct run_state {
     /* failures */
     scn_text fail;
     int nfail;
+    /* the trace as it was at the first failing check (a report showing the
+     * end-of-run tail showed the runner's closes, not what the check saw) */
+    scn_text fail_tail;
+    uint64_t fail_rec, fail_time;
+    bool fail_seen;
+    bool full_trace;              /* --trace: every record, formatted */
+    scn_text trace_all;
     scn_text misuse;
     scn_text faults;
 } run_state;
@@ -97,6 +105,8 @@ static bool kept_healer_key_known;
 /* ---- failures ------------------------------------------------------------ */
 
 static void failf(const char *fmt, ...) SCN_PRINTF(1, 2);
+static void format_tail_into(scn_text *t);
+static void format_rec(scn_text *t, uint64_t n, const tail_rec *r);
 
 #include <stdarg.h>
 static void failf(const char *fmt, ...) {
@@ -106,6 +116,12 @@ static void failf(const char *fmt, ...) {
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     rt_lock_acquire(&R.lock);
+    if (R.nfail == 0) {
+        R.fail_seen = true;
+        R.fail_rec = R.tail_n;
+        R.fail_time = rt_now();
+        format_tail_into(&R.fail_tail);
+    }
     if (R.nfail < MAX_FAILURES) scn_text_printf(&R.fail, "%s\n", buf);
     else if (R.nfail == MAX_FAILURES) scn_text_printf(&R.fail, "(more failures not shown)\n");
     R.nfail++;
@@ -188,14 +204,19 @@ static void hook(const tph_trace_record *rec, void *ctx) {
     if (pt >= 0 && scn_trace_point_has_pool(pt)) pool = pool_index_of_key((uintptr_t)rec->a);
     {
         tail_rec *t = &R.tail[R.tail_n % TRACE_TAIL];
+        const char *who = rt_thread_name();
+        size_t n = 0;
         t->thread = rec->thread;
-        t->time = rec->time;
+        for (; who && who[n] && n + 1 < sizeof t->who; n++) t->who[n] = who[n];
+        t->who[n] = '\0';
+        t->time = rt_now(); /* the run's time, precise (rec->time is the tick-rounded stamp) */
         t->target = rec->target;
         t->event = rec->event;
         t->pool = pool;
         t->a = (pt >= 0 && scn_trace_point_has_pool(pt)) ? 0 : rec->a;
         t->b = rec->b;
         R.tail_n++;
+        if (R.full_trace) format_rec(&R.trace_all, R.tail_n, t);
     }
     if (ei.special == EV_STALE_TICK) {
         /* The native pool ran the callback; the core kept it from the user
@@ -878,17 +899,49 @@ static void scenario_main(void *arg) {
 
 /* ---- the trace tail as text ---------------------------------------------------- */
 
+/* One record as the reports print it: its number in the run's trace, the
+ * virtual time in ms, the thread's name, the event, the scenario's name for
+ * the pool or object it concerns, and b -- in ms where it is a time. */
+static bool b_is_time(const char *ev) {
+    /* clock stamps and waits in 100 ns units (core/src/registry.c, healer.c) */
+    return strcmp(ev, "cancelled") == 0 || strcmp(ev, "cancel-clock-read") == 0 ||
+           strcmp(ev, "submit-clock-read") == 0 || strcmp(ev, "repair-in-flight") == 0;
+}
+
+static void format_rec(scn_text *t, uint64_t n, const tail_rec *r) {
+    size_t i;
+    const char *obj = NULL;
+    scn_text_printf(t, "#%llu t=%llu.%04llums %s %s/%s", (unsigned long long)n,
+                    (unsigned long long)(r->time / SCN_MS), (unsigned long long)(r->time % SCN_MS),
+                    r->who[0] ? r->who : "?", r->target, r->event);
+    for (i = 0; r->pool < 0 && r->a && i < R.s->nobjs; i++)
+        if ((uintptr_t)R.objs[i].os == r->a) obj = R.s->objs[i].name;
+    if (r->pool >= 0) scn_text_printf(t, " pool=%s", R.s->pools[r->pool].name);
+    else if (obj) scn_text_printf(t, " obj=%s", obj);
+    else if (r->a) scn_text_printf(t, " a=%llu", (unsigned long long)r->a);
+    if (strcmp(r->event, "SetThreadpoolTimer") == 0 && r->b) {
+        /* a FILETIME due time: negative = relative */
+        int64_t d = (int64_t)r->b;
+        uint64_t m = d < 0 ? (uint64_t)0 - r->b : r->b;
+        scn_text_printf(t, " due=%s%llu.%04llums%s", d < 0 ? "+" : "", (unsigned long long)(m / SCN_MS),
+                        (unsigned long long)(m % SCN_MS), d < 0 ? " (relative)" : " (absolute)");
+    } else if (b_is_time(r->event)) {
+        scn_text_printf(t, " b=%llu.%04llums", (unsigned long long)(r->b / SCN_MS),
+                        (unsigned long long)(r->b % SCN_MS));
+    } else if (r->b) {
+        scn_text_printf(t, " b=%llu", (unsigned long long)r->b);
+    }
+    scn_text_printf(t, "\n");
+}
+
+static void format_tail_into(scn_text *t) {
+    uint64_t first = R.tail_n > TRACE_TAIL ? R.tail_n - TRACE_TAIL : 0, i;
+    for (i = first; i < R.tail_n; i++) format_rec(t, i + 1, &R.tail[i % TRACE_TAIL]);
+}
+
 static char *format_tail(void) {
     scn_text t = {0};
-    uint64_t first = R.tail_n > TRACE_TAIL ? R.tail_n - TRACE_TAIL : 0, i;
-    for (i = first; i < R.tail_n; i++) {
-        const tail_rec *r = &R.tail[i % TRACE_TAIL];
-        scn_text_printf(&t, "  t=%llu.%04llums thread %u %s/%s", (unsigned long long)(r->time / SCN_MS),
-                        (unsigned long long)(r->time % SCN_MS), r->thread, r->target, r->event);
-        if (r->pool >= 0) scn_text_printf(&t, " pool=%s", R.s->pools[r->pool].name);
-        else scn_text_printf(&t, " a=%llu", (unsigned long long)r->a);
-        scn_text_printf(&t, " b=%llu\n", (unsigned long long)r->b);
-    }
+    format_tail_into(&t);
     return scn_text_take(&t);
 }
 
@@ -921,6 +974,8 @@ static void free_state(void) {
     free(R.counts);
     free(R.order_broken);
     scn_text_free(&R.fail);
+    scn_text_free(&R.fail_tail);
+    scn_text_free(&R.trace_all);
     scn_text_free(&R.misuse);
     scn_text_free(&R.faults);
 }
@@ -958,6 +1013,7 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
         return -1;
     }
     R.free_running = o->native;
+    R.full_trace = o->full_trace;
     if (o->native) {
         rt_native_options no;
         rt_native_result nr;
@@ -1035,7 +1091,13 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
     out->faults = scn_text_take(&R.faults);
     out->failures = scn_text_take(&f);
     out->passed = out->failures == NULL;
-    if (!out->passed || !o->tail_on_failure) out->trace_tail = format_tail();
+    if (!out->passed || !o->tail_on_failure) {
+        out->failed_check = R.fail_seen;
+        out->fail_record = R.fail_rec;
+        out->fail_time = R.fail_time;
+        out->trace_tail = R.fail_seen ? scn_text_take(&R.fail_tail) : format_tail();
+    }
+    if (o->full_trace) out->trace_full = scn_text_take(&R.trace_all);
     scn_pool_process_end();
     if (!scn_pool_process_per_run() && R.healer_key_known) {
         kept_healer_key = R.healer_key;
@@ -1050,6 +1112,7 @@ void scn_run_out_free(scn_run_out *o) {
     free(o->schedule);
     free(o->blocked_report);
     free(o->trace_tail);
+    free(o->trace_full);
     free(o->misuse);
     free(o->faults);
     free(o->declined);

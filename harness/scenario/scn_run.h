@@ -20,6 +20,7 @@ typedef struct scn_run_opts {
                             last 40 records was 68% of a passing bench run's
                             instructions (callgrind), and `run` prints it only
                             in failure reports */
+    bool full_trace;     /* keep every trace record, formatted (replay --trace) */
 } scn_run_opts;
 
 typedef struct scn_run_out {
@@ -37,6 +38,12 @@ typedef struct scn_run_out {
     char *faults;            /* which of the scenario's faults fired (runs that finished) */
     uint64_t steps, choice_points, interleaving_hash;
     uint32_t fibers_peak;    /* most fibers alive at once (controlled runs) */
+    /* failed_check: a check failed (not only the run's outcome); then
+     * fail_record is how many trace records came before it, fail_time its
+     * virtual time, and trace_tail the records up to it. */
+    bool failed_check;
+    uint64_t fail_record, fail_time;
+    char *trace_full;        /* every record (opts.full_trace), one a line */
 } scn_run_out;
 
 int scn_run(const scn_scenario *, const scn_run_opts *, scn_run_out *);
