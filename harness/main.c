@@ -7,14 +7,17 @@
  *
  *   tpheal-harness run FILE... [--seeds N | --seed S] [--first-seed S]
  *                  [--strategy random|pct|both] [--depth D] [--pct-steps K]
- *                  [--mode controlled|native] [--json] [--no-replay]
+ *                  [--mode controlled|native] [--json] [--no-replay] [--min-reach PCT]
+ *   tpheal-harness run FILE... --strategy dfs [--preemptions P] [--max-runs M]
  *   tpheal-harness replay (--seed S [--strategy X] [--depth D] | --schedule STRING) FILE
  *   tpheal-harness list [DIR]
  *   tpheal-harness bench [--seeds N]
  *
  * Exit: 0 everything passed, 1 a failure, 2 bad input (usage or a scenario
  * that does not parse: `file:line:col: message`), 3 nothing ran (every
- * scenario given was declined by this pool backend).
+ * scenario given was declined by this pool backend), 4 no failure but a
+ * scenario was NOT-EXERCISED (a `require` no run reached, or reached by
+ * fewer than --min-reach percent of a strategy's runs).
  *
  * A scenario that says `build fail-fast` needs the core built with
  * TPHEAL_FAIL_FAST; this binary hands it to its sibling
@@ -33,6 +36,7 @@
 #include <tpheal/config.h>
 
 #include "rt_sched.h"
+#include "sched_dfs.h"
 #include "scn_ast.h"
 #include "scn_bench.h"
 #include "scn_clock.h"
@@ -60,7 +64,10 @@ typedef struct options {
     uint64_t seeds;
     uint64_t first_seed;
     bool one_seed;
-    int strategies; /* bit 0 random, bit 1 pct */
+    int strategies; /* bit 0 random, bit 1 pct, bit 2 dfs (alone) */
+    unsigned preemptions; /* dfs: the preemption bound */
+    uint64_t max_runs;    /* dfs: stop after this many runs */
+    double min_reach;     /* NOT-EXERCISED below this % of a strategy's runs (0: below one run) */
     unsigned depth;
     uint64_t pct_steps;
     bool native;
@@ -76,7 +83,8 @@ static int usage(const char *why) {
     fprintf(stderr,
             "usage: tpheal-harness run FILE... [--seeds N | --seed S] [--first-seed S]\n"
             "                      [--strategy random|pct|both] [--depth D] [--pct-steps K]\n"
-            "                      [--mode controlled|native] [--json] [--no-replay]\n"
+            "                      [--mode controlled|native] [--json] [--no-replay] [--min-reach PCT]\n"
+            "       tpheal-harness run FILE... --strategy dfs [--preemptions P] [--max-runs M]\n"
             "       tpheal-harness replay (--seed S [--strategy random|pct] [--depth D] | --schedule STRING) FILE\n"
             "       tpheal-harness list [DIR]\n"
             "       tpheal-harness bench [--seeds N]\n");
@@ -101,6 +109,8 @@ static int parse_options(int argc, char **argv, int i, options *o, const char **
     o->seeds = 100;
     o->strategies = 1;
     o->depth = 3;
+    o->preemptions = 2;
+    o->max_runs = 100000;
     o->replay_failures = true;
     *nfiles = 0;
     for (; i < argc; i++) {
@@ -121,7 +131,21 @@ static int parse_options(int argc, char **argv, int i, options *o, const char **
             if (v && strcmp(v, "random") == 0) o->strategies = 1;
             else if (v && strcmp(v, "pct") == 0) o->strategies = 2;
             else if (v && strcmp(v, "both") == 0) o->strategies = 3;
-            else return usage("--strategy is random, pct or both");
+            else if (v && strcmp(v, "dfs") == 0) o->strategies = 4;
+            else return usage("--strategy is random, pct, both or dfs");
+            i++;
+        } else if (strcmp(a, "--preemptions") == 0) {
+            uint64_t p;
+            if (!parse_u64(v, &p) || p > 64) return usage("--preemptions needs 0..64");
+            o->preemptions = (unsigned)p;
+            i++;
+        } else if (strcmp(a, "--max-runs") == 0) {
+            if (!parse_u64(v, &o->max_runs) || o->max_runs == 0) return usage("--max-runs needs a positive number");
+            i++;
+        } else if (strcmp(a, "--min-reach") == 0) {
+            uint64_t p;
+            if (!parse_u64(v, &p) || p > 100) return usage("--min-reach needs a percentage 0..100");
+            o->min_reach = (double)p;
             i++;
         } else if (strcmp(a, "--depth") == 0) {
             uint64_t d;
@@ -172,7 +196,7 @@ static void print_indented(const char *title, const char *text) {
     }
 }
 
-static const char *strategy_name(int s) { return s ? "pct" : "random"; }
+static const char *strategy_name(int s) { return s == 2 ? "dfs" : s ? "pct" : "random"; }
 
 static void print_report(const scn_scenario *s, const scn_run_opts *ro, const scn_run_out *r,
                          const char *replay_verdict) {
@@ -183,9 +207,12 @@ static void print_report(const scn_scenario *s, const scn_run_opts *ro, const sc
                (unsigned long long)ro->seed);
     else if (ro->schedule)
         printf("  replayed from a schedule string\n");
+    else if (ro->strategy == 2)
+        printf("  dfs run %llu of the search (bounded-exhaustive; replay by the schedule below)",
+               (unsigned long long)ro->seed);
     else
         printf("  seed: %llu  strategy: %s", (unsigned long long)ro->seed, strategy_name(ro->strategy));
-    if (!ro->native && !ro->schedule && ro->strategy)
+    if (!ro->native && !ro->schedule && ro->strategy == 1)
         printf(" depth %u steps %llu", ro->depth, (unsigned long long)ro->pct_steps);
     if (!ro->native && !ro->schedule) printf("\n");
     printf("  scenario: %s  content hash: %016llx\n", s->path, (unsigned long long)s->content_hash);
@@ -207,7 +234,7 @@ static void print_report(const scn_scenario *s, const scn_run_opts *ro, const sc
         printf("  look for a deterministic reproduction on the model: tpheal-harness run --mode controlled "
                "--strategy both --seeds 100 --first-seed %llu %s\n",
                (unsigned long long)ro->seed, s->path);
-    if (!ro->native && !ro->schedule)
+    if (!ro->native && !ro->schedule && ro->strategy != 2)
         printf("  replay by seed: tpheal-harness%s replay --seed %llu --strategy %s --depth %u --pct-steps %llu %s\n",
                TPHEAL_FAIL_FAST ? "-failfast" : "", (unsigned long long)ro->seed, strategy_name(ro->strategy),
                ro->depth, (unsigned long long)ro->pct_steps, s->path);
@@ -267,6 +294,10 @@ typedef struct tally {
      * scheduler (one that never preempts) must get */
     uint64_t *seen;
     uint64_t distinct;
+    /* reach: runs per strategy (0 random, 1 pct, 2 dfs) and, per
+     * requirement, the runs that reached it */
+    uint64_t runs_by[3];
+    uint64_t reached[3][SCN_MAX_REQUIRES];
 } tally;
 
 static void note_interleaving(tally *t, uint64_t h) {
@@ -296,7 +327,7 @@ static bool same_failure(const scn_run_out *a, const scn_run_out *b) {
 static void json_string(const char *s);
 
 static int run_one_seed(const scn_scenario *s, const options *o, int strategy, uint64_t seed, tally *t,
-                        uint64_t *max_choice) {
+                        uint64_t *max_choice, sched_dfs *dfs) {
     scn_run_opts ro;
     scn_run_out r;
     memset(&ro, 0, sizeof ro);
@@ -306,6 +337,7 @@ static int run_one_seed(const scn_scenario *s, const options *o, int strategy, u
     ro.pct_steps = o->pct_steps;
     ro.native = o->native;
     ro.schedule = o->schedule;
+    ro.dfs = dfs;
     ro.tail_on_failure = true; /* only failure reports print it */
     if (scn_run(s, &ro, &r) != 0) {
         fprintf(stderr, "tpheal-harness: %s\n", r.failures ? r.failures : "run could not start");
@@ -317,6 +349,12 @@ static int run_one_seed(const scn_scenario *s, const options *o, int strategy, u
         return 3;
     }
     t->runs++;
+    t->runs_by[strategy]++;
+    {
+        size_t q;
+        for (q = 0; q < s->nrequires; q++)
+            if (r.reached >> q & 1) t->reached[strategy][q]++;
+    }
     t->steps += r.steps;
     note_interleaving(t, r.interleaving_hash);
     if (r.choice_points > *max_choice) *max_choice = r.choice_points;
@@ -329,17 +367,24 @@ static int run_one_seed(const scn_scenario *s, const options *o, int strategy, u
          * bury the summary under hundreds of identical reports. */
         if (t->failures > FULL_REPORTS && !o->json) {
             const char *nl = r.failures ? strchr(r.failures, '\n') : NULL;
-            printf("FAILURE %s seed %llu %s: %.*s  (replay --seed %llu --strategy %s --pct-steps %llu)\n", s->path,
-                   (unsigned long long)seed, strategy_name(strategy),
-                   r.failures ? (nl ? (int)(nl - r.failures) : (int)strlen(r.failures)) : 0,
-                   r.failures ? r.failures : "", (unsigned long long)seed, strategy_name(strategy),
-                   (unsigned long long)o->pct_steps);
+            if (strategy == 2)
+                printf("FAILURE %s dfs run %llu: %.*s  (replay --schedule '%s')\n", s->path, (unsigned long long)seed,
+                       r.failures ? (nl ? (int)(nl - r.failures) : (int)strlen(r.failures)) : 0,
+                       r.failures ? r.failures : "", r.schedule ? r.schedule : "");
+            else
+                printf("FAILURE %s seed %llu %s: %.*s  (replay --seed %llu --strategy %s --pct-steps %llu)\n", s->path,
+                       (unsigned long long)seed, strategy_name(strategy),
+                       r.failures ? (nl ? (int)(nl - r.failures) : (int)strlen(r.failures)) : 0,
+                       r.failures ? r.failures : "", (unsigned long long)seed, strategy_name(strategy),
+                       (unsigned long long)o->pct_steps);
             scn_run_out_free(&r);
             return 0;
         }
         if (o->replay_failures && r.schedule && !o->native) {
             scn_run_opts rr = ro;
             rr.schedule = r.schedule;
+            rr.dfs = NULL; /* a replay is no step of the search */
+            rr.strategy = strategy == 2 ? 0 : strategy;
             if (scn_run(s, &rr, &again) != 0) verdict = "could not replay (schedule rejected)";
             else {
                 verdict = same_failure(&r, &again)
@@ -399,6 +444,46 @@ static void json_string(const char *s) {
     putchar('"');
 }
 
+/* Per requirement, the share of each strategy's runs that reached it; true
+ * when one was reached by no run, or by fewer than --min-reach percent of
+ * some strategy's runs: the scenario did not get where it exists to go. */
+static bool report_reach(const scn_scenario *s, const tally *t, const options *o) {
+    static const char *const names[3] = {"random", "pct", "dfs"};
+    bool short_of = false;
+    size_t q;
+    int st;
+    for (q = 0; q < s->nrequires; q++) {
+        const scn_require *r = &s->requires[q];
+        uint64_t total = 0;
+        bool below = false;
+        for (st = 0; st < 3; st++) {
+            total += t->reached[st][q];
+            if (t->runs_by[st] && 100.0 * (double)t->reached[st][q] < o->min_reach * (double)t->runs_by[st])
+                below = true;
+        }
+        if (total == 0 || below) short_of = true;
+        if (o->json) {
+            printf("{\"reach\":");
+            json_string(s->path);
+            printf(",\"line\":%d,\"require\":", r->line);
+            json_string(r->text);
+            for (st = 0; st < 3; st++)
+                if (t->runs_by[st])
+                    printf(",\"%s\":[%llu,%llu]", names[st], (unsigned long long)t->reached[st][q],
+                           (unsigned long long)t->runs_by[st]);
+            printf("}\n");
+            continue;
+        }
+        printf("  reach line %d `require %s`:", r->line, r->text);
+        for (st = 0; st < 3; st++)
+            if (t->runs_by[st])
+                printf("  %s reached %llu/%llu (%.1f%%)", names[st], (unsigned long long)t->reached[st][q],
+                       (unsigned long long)t->runs_by[st], 100.0 * (double)t->reached[st][q] / (double)t->runs_by[st]);
+        printf("%s\n", total == 0 ? "  NOT REACHED" : below ? "  BELOW --min-reach" : "");
+    }
+    return short_of;
+}
+
 static int cmd_run(int argc, char **argv) {
     const char **files = calloc((size_t)argc, sizeof *files);
     scn_scenario **scns;
@@ -444,12 +529,40 @@ static int cmd_run(int argc, char **argv) {
             continue;
         }
         t0 = scn_wall_seconds();
-        for (st = 0; st < 2; st++) {
+        if (o.strategies == 4 && !o.native) {
+            /* bounded-exhaustive: one search, each run its next leaf */
+            sched_dfs *d = sched_dfs_new(o.preemptions);
+            if (!d) { rc = 2; break; }
+            for (k = 0;; k++) {
+                int r = run_one_seed(s, &o, 2, k + 1, &t, &max_choice, d);
+                if (r == 2) { rc = 2; break; }
+                if (r == 3) { stopped = true; break; }
+                if (!sched_dfs_advance(d) || sched_dfs_runs(d) >= o.max_runs) break;
+            }
+            if (sched_dfs_error(d)) {
+                printf("DFS-ERROR %s: %s\n", s->path, sched_dfs_error(d));
+                if (rc < 1) rc = 1;
+            }
+            if (!o.json)
+                printf("DFS %s  explored %llu distinct interleavings with <= %u preemptions (%s), %llu failures; "
+                       "deepest run %llu choices, most preemptions used %u\n",
+                       s->path, (unsigned long long)sched_dfs_runs(d), o.preemptions,
+                       sched_dfs_complete(d) ? "complete" : "stopped at limit", (unsigned long long)t.failures,
+                       (unsigned long long)sched_dfs_max_depth(d), sched_dfs_max_used(d));
+            else
+                printf("{\"dfs\":\"%s\",\"interleavings\":%llu,\"preemptions\":%u,\"complete\":%s,\"failures\":%llu}\n",
+                       s->path, (unsigned long long)sched_dfs_runs(d), o.preemptions,
+                       sched_dfs_complete(d) ? "true" : "false", (unsigned long long)t.failures);
+            if (!sched_dfs_complete(d) && !sched_dfs_error(d) && !o.json)
+                printf("  (stopped at --max-runs %llu)\n", (unsigned long long)o.max_runs);
+            sched_dfs_free(d);
+        }
+        for (st = 0; st < 2 && o.strategies != 4; st++) {
             options so = o;
             if (!(o.strategies & (1 << st))) continue;
             if (st == 1 && so.pct_steps == 0 && !so.native) so.pct_steps = pct_steps_for(s);
             for (k = 0; k < o.seeds && !stopped; k++) {
-                int r = run_one_seed(s, &so, st, o.first_seed + k, &t, &max_choice);
+                int r = run_one_seed(s, &so, st, o.first_seed + k, &t, &max_choice, NULL);
                 if (r == 2) { rc = 2; break; }
                 if (r == 3) {
                     /* Declined after its first run: the real pool's process
@@ -462,12 +575,19 @@ static int cmd_run(int argc, char **argv) {
             }
         }
         t.seconds = scn_wall_seconds() - t0;
-        bool unexercised = !o.native && !o.schedule && t.runs >= NOT_EXERCISED_MIN_RUNS && t.distinct == 1;
+        bool unexercised = !o.native && !o.schedule && o.strategies != 4 && t.runs >= NOT_EXERCISED_MIN_RUNS &&
+                           t.distinct == 1;
+        bool unreached = report_reach(s, &t, &o) && !o.native && !o.schedule && t.runs > 0;
         if (unexercised)
             printf("NOT-EXERCISED %s: all %llu runs produced one interleaving: the scheduler is not racing "
                    "this scenario's threads\n",
                    s->path, (unsigned long long)t.runs);
-        if ((t.failures || unexercised) && rc < 1) rc = 1;
+        if (unreached && !o.json)
+            printf("NOT-EXERCISED %s: a requirement above was %s\n", s->path,
+                   o.min_reach > 0 ? "reached by too few runs (--min-reach)" : "reached by no run");
+        /* a failure outranks NOT-EXERCISED (4), bad input (2) outranks both */
+        if ((t.failures || unexercised) && (rc < 1 || rc == 4)) rc = 1;
+        if (unreached && rc == 0) rc = 4;
         if (o.json) {
             printf("{\"scenario\":");
             json_string(s->path);
@@ -475,11 +595,11 @@ static int cmd_run(int argc, char **argv) {
             json_string(s->purpose);
             printf(",\"build\":\"%s\",\"pool\":\"%s\",\"runs\":%llu,\"failures\":%llu,\"steps\":%llu,\"max_choice_points\":%llu,"
                    "\"seconds\":%.3f,\"schedules_per_sec\":%.1f,\"distinct_interleavings\":%llu,"
-                   "\"exercised\":%s}\n",
+                   "\"exercised\":%s,\"reached\":%s}\n",
                    BUILD_KIND, scn_pool_backend_name(), (unsigned long long)t.runs, (unsigned long long)t.failures,
                    (unsigned long long)t.steps, (unsigned long long)max_choice, t.seconds,
                    t.seconds > 0 ? (double)t.runs / t.seconds : 0.0, (unsigned long long)t.distinct,
-                   unexercised ? "false" : "true");
+                   unexercised ? "false" : "true", unreached ? "false" : "true");
         } else if (o.native) {
             /* OS threads: no scheduling points counted, no interleaving hashed */
             printf("%s %s  runs=%llu failures=%llu runs/s=%.2f (free-running, %s pool)\n",
@@ -488,7 +608,7 @@ static int cmd_run(int argc, char **argv) {
                    scn_pool_backend_name());
         } else {
             printf("%s %s  runs=%llu failures=%llu schedules/s=%.1f steps/run=%.0f interleavings=%llu\n",
-                   t.failures || unexercised ? "FAIL" : "PASS", s->path, (unsigned long long)t.runs,
+                   t.failures || unexercised ? "FAIL" : unreached ? "NOT-EXERCISED" : "PASS", s->path, (unsigned long long)t.runs,
                    (unsigned long long)t.failures, t.seconds > 0 ? (double)t.runs / t.seconds : 0.0,
                    t.runs ? (double)t.steps / (double)t.runs : 0.0, (unsigned long long)t.distinct);
         }

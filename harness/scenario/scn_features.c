@@ -43,6 +43,15 @@ static int expr_line(const scn_expr *e, scn_feature f) {
     return l ? l : term_line(&e->rhs, f, e->line);
 }
 
+/* A requirement reads what an expectation would: the model's severed
+ * count, or the healer's once-per-process start. */
+static int require_line(const scn_require *r, scn_feature f) {
+    if (r->kind == SCN_REQ_EXPR) return expr_line(&r->expr, f);
+    if (f == SCN_FEATURE_SEVERED && r->kind == SCN_REQ_SEVERED) return r->line;
+    if (f == SCN_FEATURE_HEALER && r->kind == SCN_REQ_TRACE && once_per_process(r->point)) return r->line;
+    return 0;
+}
+
 static int block_line(const scn_block *b, scn_feature f) {
     size_t i;
     for (i = 0; i < b->n; i++) {
@@ -82,6 +91,8 @@ int scn_feature_line(const scn_scenario *s, scn_feature f) {
         if ((l = block_line(&s->callbacks[i].body, f)) != 0) return l;
     for (i = 0; i < s->nexpects; i++)
         if ((l = expr_line(&s->expects[i], f)) != 0) return l;
+    for (i = 0; i < s->nrequires; i++)
+        if ((l = require_line(&s->requires[i], f)) != 0) return l;
     for (i = 0; f == SCN_FEATURE_HEALER && i < s->nholds; i++)
         if (once_per_process(s->holds[i].point) ||
             (s->holds[i].release == SCN_HOLD_UNTIL && once_per_process(s->holds[i].until_point)))

@@ -85,6 +85,12 @@ uint64_t scn_pool_severed(const void *pool_os) {
     return ps.severed;
 }
 
+uint64_t scn_pool_stalls(const void *pool_os) {
+    sim_pool_stats ps;
+    if (!sim_pool_stats_get((tph_os_pool *)(uintptr_t)pool_os, &ps)) return 0;
+    return ps.stalls;
+}
+
 bool scn_pool_any_severed_with_queued(void) { return sim_any_pool_severed_with_queued(); }
 
 bool scn_pool_object_counts_get(const void *os, scn_pool_object_counts *out) {

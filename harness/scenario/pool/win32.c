@@ -75,6 +75,11 @@ uint64_t scn_pool_severed(const void *pool_os) {
     model_only("severed()");
     return 0;
 }
+uint64_t scn_pool_stalls(const void *pool_os) {
+    (void)pool_os;
+    model_only("require severed");
+    return 0;
+}
 /* Not observable on the real pool: the oracle that asks is skipped there. */
 bool scn_pool_any_severed_with_queued(void) { return false; }
 bool scn_pool_object_counts_get(const void *os, scn_pool_object_counts *out) {
