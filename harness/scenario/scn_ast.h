@@ -28,6 +28,7 @@ typedef struct scn_pool {
     uint32_t min, max;
     scn_stall stall;
     uint32_t stall_percent;
+    uint64_t start_delay; /* `start-delay D`: workers start D after creation (model knob) */
     int line;
 } scn_pool;
 

@@ -43,13 +43,12 @@ static int expr_line(const scn_expr *e, scn_feature f) {
     return l ? l : term_line(&e->rhs, f, e->line);
 }
 
-/* A requirement reads what an expectation would: the model's severed
- * count, or the healer's once-per-process start. */
+/* A requirement's expression reads what an expectation's would.  The other
+ * kinds decline nothing: a requirement is no oracle, and reach is judged
+ * only on controlled runs (the model); on the real pool `require severed`
+ * reads 0 and is reported, not enforced. */
 static int require_line(const scn_require *r, scn_feature f) {
-    if (r->kind == SCN_REQ_EXPR) return expr_line(&r->expr, f);
-    if (f == SCN_FEATURE_SEVERED && r->kind == SCN_REQ_SEVERED) return r->line;
-    if (f == SCN_FEATURE_HEALER && r->kind == SCN_REQ_TRACE && once_per_process(r->point)) return r->line;
-    return 0;
+    return r->kind == SCN_REQ_EXPR ? expr_line(&r->expr, f) : 0;
 }
 
 static int block_line(const scn_block *b, scn_feature f) {

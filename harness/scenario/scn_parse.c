@@ -301,10 +301,12 @@ static bool parse_pool(parser *p) {
         while (!at_end(p)) {
             if (accept_kw(p, "stall")) {
                 if (!parse_stall(p, pl)) return false;
+            } else if (accept_kw(p, "start_delay")) {
+                if (!take_duration(p, "start-delay", &pl->start_delay)) return false;
             } else if (peek_kw(p, "min") || peek_kw(p, "max")) {
                 return error_tok(p, p->pos, "the default pool has no thread limits to set");
             } else {
-                return error_tok(p, p->pos, "unknown pool option '%s' (stall)", peek(p)->text);
+                return error_tok(p, p->pos, "unknown pool option '%s' (stall, start-delay)", peek(p)->text);
             }
         }
         return true;
@@ -332,8 +334,10 @@ static bool parse_pool(parser *p) {
             pl->max = (uint32_t)v;
         } else if (accept_kw(p, "stall")) {
             if (!parse_stall(p, pl)) return false;
+        } else if (accept_kw(p, "start_delay")) {
+            if (!take_duration(p, "start-delay", &pl->start_delay)) return false;
         } else {
-            return error_tok(p, p->pos, "unknown pool option '%s' (min, max, stall)", peek(p)->text);
+            return error_tok(p, p->pos, "unknown pool option '%s' (min, max, stall, start-delay)", peek(p)->text);
         }
     }
     if (pl->has_min && pl->has_max && pl->min > pl->max)

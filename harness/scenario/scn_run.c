@@ -667,6 +667,7 @@ static bool setup(void) {
         if (p->is_default) {
             R.keys[i] = 0;
             if (p->stall != SCN_STALL_UNSET) scn_pool_set_stall(NULL, p);
+            if (p->start_delay) scn_pool_set_start_delay(NULL, p->start_delay);
             continue;
         }
         if (tph_pool_create(&R.pools[i]) != TPH_OK) {
@@ -680,6 +681,7 @@ static bool setup(void) {
                 failf("line %d: pool %s: thread limits %u..%u refused", p->line, p->name, mn, mx);
         }
         if (p->stall != SCN_STALL_UNSET) scn_pool_set_stall(tph_pool_os(R.pools[i]), p);
+        if (p->start_delay) scn_pool_set_start_delay(tph_pool_os(R.pools[i]), p->start_delay);
     }
     for (i = 0; i < s->nfaults; i++) {
         const scn_fault *f = &s->faults[i];

@@ -48,6 +48,10 @@ void scn_pool_set_stall(const void *pool_os, const scn_pool *p) {
     sim_set_stall((tph_os_pool *)(uintptr_t)pool_os, stall_of(p));
 }
 
+void scn_pool_set_start_delay(const void *pool_os, uint64_t delay) {
+    sim_pool_set_start_delay((tph_os_pool *)(uintptr_t)pool_os, delay);
+}
+
 static sim_fault_kind sim_kind_of(scn_fault_kind k) {
     switch (k) {
     case SCN_FAULT_WORK_CREATE: return SIM_FAULT_WORK_CREATE;
