@@ -458,7 +458,10 @@ static bool report_reach(const scn_scenario *s, const tally *t, const options *o
         bool below = false;
         for (st = 0; st < 3; st++) {
             total += t->reached[st][q];
-            if (t->runs_by[st] && 100.0 * (double)t->reached[st][q] < o->min_reach * (double)t->runs_by[st])
+            /* every strategy that ran must reach it: a state only PCT's
+             * change points find is luck the random walk never has */
+            if (t->runs_by[st] && (t->reached[st][q] == 0 ||
+                                   100.0 * (double)t->reached[st][q] < o->min_reach * (double)t->runs_by[st]))
                 below = true;
         }
         if (total == 0 || below) short_of = true;
@@ -479,7 +482,7 @@ static bool report_reach(const scn_scenario *s, const tally *t, const options *o
             if (t->runs_by[st])
                 printf("  %s reached %llu/%llu (%.1f%%)", names[st], (unsigned long long)t->reached[st][q],
                        (unsigned long long)t->runs_by[st], 100.0 * (double)t->reached[st][q] / (double)t->runs_by[st]);
-        printf("%s\n", total == 0 ? "  NOT REACHED" : below ? "  BELOW --min-reach" : "");
+        printf("%s\n", total == 0 ? "  NOT REACHED" : below ? "  SHORT (a strategy below --min-reach or at 0)" : "");
     }
     return short_of;
 }
@@ -583,8 +586,8 @@ static int cmd_run(int argc, char **argv) {
                    "this scenario's threads\n",
                    s->path, (unsigned long long)t.runs);
         if (unreached && !o.json)
-            printf("NOT-EXERCISED %s: a requirement above was %s\n", s->path,
-                   o.min_reach > 0 ? "reached by too few runs (--min-reach)" : "reached by no run");
+            printf("NOT-EXERCISED %s: a requirement above was reached by no run of a strategy%s\n", s->path,
+                   o.min_reach > 0 ? ", or by fewer than --min-reach percent of its runs" : "");
         /* a failure outranks NOT-EXERCISED (4), bad input (2) outranks both */
         if ((t.failures || unexercised) && (rc < 1 || rc == 4)) rc = 1;
         if (unreached && rc == 0) rc = 4;
