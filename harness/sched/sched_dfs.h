@@ -5,7 +5,8 @@
  * `max_preemptions` preemptions per run.  A preemption is a pick of another
  * thread while the thread at the scheduling point could have continued;
  * switching away from a thread that blocked or finished is free, and so is
- * any rt_choose value (data, not scheduling).  Runs are replays of a prefix
+ * an rt_choose value (data, not scheduling; explored at its extremes 0 and
+ * n-1 only, strategy_dfs.c says why).  Runs are replays of a prefix
  * then a non-preemptive extension, so the program must be deterministic
  * given its choices (everything under the controlled scheduler is).
  *

@@ -155,6 +155,15 @@ static rt_thread *dfs_pick(sched *s) {
     return s->threads[d->scratch[cur_runnable ? idx - 1 : idx] - 1];
 }
 
-static uint32_t dfs_choose(sched *s, uint32_t n) { return next_choice(s, SCHED_ITEM_CHOOSE, n, false); }
+/* A data choice is explored at its extremes only: the sim's rt_choose(n)
+ * picks a timer's firing point inside its window (n up to 2.5 M for the
+ * healer's 250 ms) and a stall's N% draw; every value in between would make
+ * one tick a tree of millions of leaves.  0 and n-1 are the earliest and
+ * latest firing points and, for any N in 1..99, one draw that severs and
+ * one that does not.  A count "with <= P preemptions" is over this tree. */
+static uint32_t dfs_choose(sched *s, uint32_t n) {
+    uint32_t i = next_choice(s, SCHED_ITEM_CHOOSE, n > 2 ? 2 : n, false);
+    return i == 0 ? 0 : n - 1;
+}
 
 const sched_strategy sched_strategy_dfs = {"dfs", dfs_run_start, dfs_thread_spawned, dfs_pick, dfs_choose};
