@@ -177,6 +177,20 @@ def test_requirement_no_seed_reaches_is_not_exercised(tmp_path):
     assert "random reached 50/50 (100.0%)  pct reached 50/50 (100.0%)" in out, out
 
 
+def test_overlap_requires_two_core_calls_in_flight(tmp_path):
+    """`require overlap A B`: two ticks racing overlap; a tick 10 ms after the
+    other thread's last one never does (a sleep is not in flight)."""
+    f = tmp_path / "ov.scn"
+    body = ("# purpose: two threads ticking\nthread A\n  tick\n  tick\nend\nthread B\n  {first}\n  tick\nend\n"
+            "require overlap A B\n")
+    f.write_text(body.format(first="yield"))
+    rc, out = run_bounded([harness(), "run", str(f), "--seeds", "100", "--strategy", "both"], 60)
+    assert rc == 0 and re.search(r"random reached [1-9]\d*/100", out), out
+    f.write_text(body.format(first="sleep 10ms"))
+    rc, out = run_bounded([harness(), "run", str(f), "--seeds", "100", "--strategy", "both"], 60)
+    assert rc == 4 and "random reached 0/100 (0.0%)  pct reached 0/100 (0.0%)  NOT REACHED" in out, out
+
+
 def test_min_reach_share(tmp_path):
     """--min-reach P: a requirement under P% of a strategy's runs is short."""
     f = tmp_path / "half.scn"
