@@ -13,7 +13,9 @@
  *
  * Exit: 0 everything passed, 1 a failure, 2 bad input (usage or a scenario
  * that does not parse: `file:line:col: message`), 3 nothing ran (every
- * scenario given was declined by this pool backend).
+ * scenario given was declined by this pool backend), 4 no failure but a
+ * scenario was NOT-EXERCISED (a `require` no run reached, or reached by
+ * fewer than --min-reach percent of a strategy's runs).
  *
  * A scenario that says `build fail-fast` needs the core built with
  * TPHEAL_FAIL_FAST; this binary hands it to its sibling
@@ -33,6 +35,7 @@
 #include <tpheal/config.h>
 
 #include "rt_sched.h"
+#include "sched_dfs.h"
 #include "scn_ast.h"
 #include "scn_bench.h"
 #include "scn_clock.h"
@@ -61,7 +64,10 @@ typedef struct options {
     uint64_t seeds;
     uint64_t first_seed;
     bool one_seed;
-    int strategies; /* bit 0 random, bit 1 pct */
+    int strategies; /* bit 0 random, bit 1 pct, bit 2 dfs (alone) */
+    unsigned preemptions; /* dfs: the preemption bound */
+    uint64_t max_runs;    /* dfs: stop after this many runs */
+    double min_reach;     /* NOT-EXERCISED below this % of a strategy's runs (0: below one run) */
     unsigned depth;
     uint64_t pct_steps;
     bool native;
@@ -88,15 +94,19 @@ typedef struct command_help {
 static const command_help HELP[] = {
     {"run", "run FILE... [--seeds N | --seed S] [--first-seed S] [--strategy random|pct|both]\n"
             "          [--depth D] [--pct-steps K] [--mode controlled|native] [--json] [--no-replay]\n"
-            "          [--save-schedules DIR]",
+            "          [--save-schedules DIR] [--min-reach PCT]\n"
+            "       tpheal-harness run FILE... --strategy dfs [--preemptions P] [--max-runs M]",
      "Runs each scenario for N seeds (default 100) from --first-seed (default 0), or the one\n"
      "seed S, with each strategy asked for (default random; pct: depth D, default 3, and K\n"
      "expected choice points, default measured by a seed-0 probe run).  Every failure prints a\n"
      "report and the commands that replay it; --save-schedules writes each reported schedule\n"
      "to DIR and the replay command names the file.  --mode native runs on OS threads\n"
      "(free-running, real time: a seed does not replay its interleaving).  Progress goes to\n"
-     "stderr every 5 s of a long run (TPHEAL_PROGRESS_SECONDS).  Exit 0 all passed, 1 a failure, 2 bad input, 3 all\n"
-     "declined."},
+     "stderr every 5 s of a long run (TPHEAL_PROGRESS_SECONDS).  Each `require` line reports\n"
+     "the share of each strategy's runs that reached it; one reached by no run (or by less\n"
+     "than --min-reach PCT) makes the scenario NOT-EXERCISED.  --strategy dfs explores every\n"
+     "interleaving with at most P preemptions (default 2), up to M runs (default 100000).\n"
+     "Exit 0 all passed, 1 a failure, 2 bad input, 3 all declined, 4 not exercised."},
     {"replay", "replay (--seed S --strategy random | --seed S --strategy pct --depth D --pct-steps K\n"
                "          | --schedule STRING | --schedule-file PATH) [--trace] FILE",
      "Re-runs one controlled run of FILE: by its seed with everything the run used (a seed\n"
@@ -129,7 +139,7 @@ static int cmd_help(const char *cmd) {
     size_t i;
     if (!cmd) {
         print_synopses(stdout);
-        printf("\nExit: 0 passed, 1 a failure, 2 bad input or usage, 3 nothing ran (all declined).\n");
+        printf("\nExit: 0 passed, 1 a failure, 2 bad input or usage, 3 nothing ran (all declined), 4 not exercised.\n");
         return 0;
     }
     for (i = 0; i < NHELP; i++)
@@ -209,6 +219,8 @@ static int parse_options(int argc, char **argv, int i, options *o, const char **
     o->seeds = 100;
     o->strategies = 1;
     o->depth = 3;
+    o->preemptions = 2;
+    o->max_runs = 100000;
     o->replay_failures = true;
     *nfiles = 0;
     for (; i < argc; i++) {
@@ -230,7 +242,21 @@ static int parse_options(int argc, char **argv, int i, options *o, const char **
             if (v && strcmp(v, "random") == 0) o->strategies = 1;
             else if (v && strcmp(v, "pct") == 0) o->strategies = 2;
             else if (v && strcmp(v, "both") == 0) o->strategies = 3;
-            else return usage("--strategy is random, pct or both");
+            else if (v && strcmp(v, "dfs") == 0) o->strategies = 4;
+            else return usage("--strategy is random, pct, both or dfs");
+            i++;
+        } else if (strcmp(a, "--preemptions") == 0) {
+            uint64_t p;
+            if (!parse_u64(v, &p) || p > 64) return usage("--preemptions needs 0..64");
+            o->preemptions = (unsigned)p;
+            i++;
+        } else if (strcmp(a, "--max-runs") == 0) {
+            if (!parse_u64(v, &o->max_runs) || o->max_runs == 0) return usage("--max-runs needs a positive number");
+            i++;
+        } else if (strcmp(a, "--min-reach") == 0) {
+            uint64_t p;
+            if (!parse_u64(v, &p) || p > 100) return usage("--min-reach needs a percentage 0..100");
+            o->min_reach = (double)p;
             i++;
         } else if (strcmp(a, "--depth") == 0) {
             uint64_t d;
@@ -289,7 +315,7 @@ static void print_parse_error(const char *path, const scn_error *e) {
 
 /* ---- the failure report (scn_report.c) ------------------------------------------ */
 
-static const char *strategy_name(int s) { return s ? "pct" : "random"; }
+static const char *strategy_name(int s) { return s == 2 ? "dfs" : s ? "pct" : "random"; }
 
 static void build_line(char *buf, size_t n) {
     snprintf(buf, n, "%s (%s core, %s pool)", TPHEAL_BUILD_ID, BUILD_KIND, scn_pool_backend_name());
@@ -412,6 +438,10 @@ typedef struct tally {
      * scheduler (one that never preempts) must get */
     uint64_t *seen;
     uint64_t distinct;
+    /* reach: runs per strategy (0 random, 1 pct, 2 dfs) and, per
+     * requirement, the runs that reached it */
+    uint64_t runs_by[3];
+    uint64_t reached[3][SCN_MAX_REQUIRES];
 } tally;
 
 static void note_interleaving(tally *t, uint64_t h) {
@@ -463,7 +493,7 @@ static bool save_schedule(const char *dir, const scn_scenario *s, const scn_run_
 }
 
 static int run_one_seed(const scn_scenario *s, const options *o, int strategy, uint64_t seed, tally *t,
-                        uint64_t *max_choice) {
+                        uint64_t *max_choice, sched_dfs *dfs) {
     scn_run_opts ro;
     scn_run_out r;
     memset(&ro, 0, sizeof ro);
@@ -473,6 +503,7 @@ static int run_one_seed(const scn_scenario *s, const options *o, int strategy, u
     ro.pct_steps = o->pct_steps;
     ro.native = o->native;
     ro.schedule = o->schedule;
+    ro.dfs = dfs;
     ro.tail_on_failure = true; /* only failure reports print it */
     if (scn_run(s, &ro, &r) != 0) {
         fprintf(stderr, "tpheal-harness: %s\n", r.failures ? r.failures : "run could not start");
@@ -484,6 +515,12 @@ static int run_one_seed(const scn_scenario *s, const options *o, int strategy, u
         return 3;
     }
     t->runs++;
+    t->runs_by[strategy]++;
+    {
+        size_t q;
+        for (q = 0; q < s->nrequires; q++)
+            if (r.reached >> q & 1) t->reached[strategy][q]++;
+    }
     t->steps += r.steps;
     note_interleaving(t, r.interleaving_hash);
     if (r.choice_points > *max_choice) *max_choice = r.choice_points;
@@ -498,7 +535,8 @@ static int run_one_seed(const scn_scenario *s, const options *o, int strategy, u
             const char *nl = r.failures ? strchr(r.failures, '\n') : NULL;
             scn_text cmd = {0};
             if (ro.schedule) scn_replay_by_schedule(&cmd, argv0, ro.schedule, NULL, s->path);
-            else if (!ro.native) scn_replay_by_seed(&cmd, argv0, &ro, s->path);
+            else if (strategy == 2 && r.schedule) scn_replay_by_schedule(&cmd, argv0, r.schedule, NULL, s->path);
+            else if (!ro.native && strategy != 2) scn_replay_by_seed(&cmd, argv0, &ro, s->path);
             printf("FAILURE %s seed %llu %s: %.*s  (replay: %s)\n", s->path, (unsigned long long)seed,
                    strategy_name(strategy), r.failures ? (nl ? (int)(nl - r.failures) : (int)strlen(r.failures)) : 0,
                    r.failures ? r.failures : "", cmd.s ? cmd.s : "free-running: a seed does not replay");
@@ -509,6 +547,8 @@ static int run_one_seed(const scn_scenario *s, const options *o, int strategy, u
         if (o->replay_failures && r.schedule && !o->native) {
             scn_run_opts rr = ro;
             rr.schedule = r.schedule;
+            rr.dfs = NULL; /* a replay is no step of the search */
+            rr.strategy = strategy == 2 ? 0 : strategy;
             if (scn_run(s, &rr, &again) != 0) verdict = "could not replay (schedule rejected)";
             else {
                 verdict = same_failure(&r, &again)
@@ -579,6 +619,49 @@ static void json_string(const char *s) {
     putchar('"');
 }
 
+/* Per requirement, the share of each strategy's runs that reached it; true
+ * when one was reached by no run, or by fewer than --min-reach percent of
+ * some strategy's runs: the scenario did not get where it exists to go. */
+static bool report_reach(const scn_scenario *s, const tally *t, const options *o) {
+    static const char *const names[3] = {"random", "pct", "dfs"};
+    bool short_of = false;
+    size_t q;
+    int st;
+    for (q = 0; q < s->nrequires; q++) {
+        const scn_require *r = &s->requires[q];
+        uint64_t total = 0;
+        bool below = false;
+        for (st = 0; st < 3; st++) {
+            total += t->reached[st][q];
+            /* every strategy that ran must reach it: a state only PCT's
+             * change points find is luck the random walk never has */
+            if (t->runs_by[st] && (t->reached[st][q] == 0 ||
+                                   100.0 * (double)t->reached[st][q] < o->min_reach * (double)t->runs_by[st]))
+                below = true;
+        }
+        if (total == 0 || below) short_of = true;
+        if (o->json) {
+            printf("{\"reach\":");
+            json_string(s->path);
+            printf(",\"line\":%d,\"require\":", r->line);
+            json_string(r->text);
+            for (st = 0; st < 3; st++)
+                if (t->runs_by[st])
+                    printf(",\"%s\":[%llu,%llu]", names[st], (unsigned long long)t->reached[st][q],
+                           (unsigned long long)t->runs_by[st]);
+            printf("}\n");
+            continue;
+        }
+        printf("  reach line %d `require %s`:", r->line, r->text);
+        for (st = 0; st < 3; st++)
+            if (t->runs_by[st])
+                printf("  %s reached %llu/%llu (%.1f%%)", names[st], (unsigned long long)t->reached[st][q],
+                       (unsigned long long)t->runs_by[st], 100.0 * (double)t->reached[st][q] / (double)t->runs_by[st]);
+        printf("%s\n", total == 0 ? "  NOT REACHED" : below ? "  SHORT (a strategy below --min-reach or at 0)" : "");
+    }
+    return short_of;
+}
+
 static int cmd_run(int argc, char **argv) {
     const char **files = calloc((size_t)argc, sizeof *files);
     scn_scenario **scns;
@@ -624,12 +707,40 @@ static int cmd_run(int argc, char **argv) {
             continue;
         }
         t0 = last_note = scn_wall_seconds();
-        for (st = 0; st < 2; st++) {
+        if (o.strategies == 4 && !o.native) {
+            /* bounded-exhaustive: one search, each run its next leaf */
+            sched_dfs *d = sched_dfs_new(o.preemptions);
+            if (!d) { rc = 2; break; }
+            for (k = 0;; k++) {
+                int r = run_one_seed(s, &o, 2, k + 1, &t, &max_choice, d);
+                if (r == 2) { rc = 2; break; }
+                if (r == 3) { stopped = true; break; }
+                if (!sched_dfs_advance(d) || sched_dfs_runs(d) >= o.max_runs) break;
+            }
+            if (sched_dfs_error(d)) {
+                printf("DFS-ERROR %s: %s\n", s->path, sched_dfs_error(d));
+                if (rc < 1) rc = 1;
+            }
+            if (!o.json)
+                printf("DFS %s  explored %llu distinct interleavings with <= %u preemptions (%s), %llu failures; "
+                       "deepest run %llu choices, most preemptions used %u\n",
+                       s->path, (unsigned long long)sched_dfs_runs(d), o.preemptions,
+                       sched_dfs_complete(d) ? "complete" : "stopped at limit", (unsigned long long)t.failures,
+                       (unsigned long long)sched_dfs_max_depth(d), sched_dfs_max_used(d));
+            else
+                printf("{\"dfs\":\"%s\",\"interleavings\":%llu,\"preemptions\":%u,\"complete\":%s,\"failures\":%llu}\n",
+                       s->path, (unsigned long long)sched_dfs_runs(d), o.preemptions,
+                       sched_dfs_complete(d) ? "true" : "false", (unsigned long long)t.failures);
+            if (!sched_dfs_complete(d) && !sched_dfs_error(d) && !o.json)
+                printf("  (stopped at --max-runs %llu)\n", (unsigned long long)o.max_runs);
+            sched_dfs_free(d);
+        }
+        for (st = 0; st < 2 && o.strategies != 4; st++) {
             options so = o;
             if (!(o.strategies & (1 << st))) continue;
             if (st == 1 && so.pct_steps == 0 && !so.native) so.pct_steps = pct_steps_for(s);
             for (k = 0; k < o.seeds && !stopped; k++) {
-                int r = run_one_seed(s, &so, st, o.first_seed + k, &t, &max_choice);
+                int r = run_one_seed(s, &so, st, o.first_seed + k, &t, &max_choice, NULL);
                 if (r == 2) { rc = 2; break; }
                 /* a long run says how far it is (stderr: stdout stays a
                  * pure function of the seeds) */
@@ -650,12 +761,19 @@ static int cmd_run(int argc, char **argv) {
             }
         }
         t.seconds = scn_wall_seconds() - t0;
-        bool unexercised = !o.native && !o.schedule && t.runs >= NOT_EXERCISED_MIN_RUNS && t.distinct == 1;
+        bool unexercised = !o.native && !o.schedule && o.strategies != 4 && t.runs >= NOT_EXERCISED_MIN_RUNS &&
+                           t.distinct == 1;
+        bool unreached = report_reach(s, &t, &o) && !o.native && !o.schedule && t.runs > 0;
         if (unexercised)
             printf("NOT-EXERCISED %s: all %llu runs produced one interleaving: the scheduler is not racing "
                    "this scenario's threads\n",
                    s->path, (unsigned long long)t.runs);
-        if ((t.failures || unexercised) && rc < 1) rc = 1;
+        if (unreached && !o.json)
+            printf("NOT-EXERCISED %s: a requirement above was reached by no run of a strategy%s\n", s->path,
+                   o.min_reach > 0 ? ", or by fewer than --min-reach percent of its runs" : "");
+        /* a failure outranks NOT-EXERCISED (4), bad input (2) outranks both */
+        if ((t.failures || unexercised) && (rc < 1 || rc == 4)) rc = 1;
+        if (unreached && rc == 0) rc = 4;
         if (o.json) {
             printf("{\"scenario\":");
             json_string(s->path);
@@ -663,11 +781,11 @@ static int cmd_run(int argc, char **argv) {
             json_string(s->purpose);
             printf(",\"build\":\"%s\",\"pool\":\"%s\",\"runs\":%llu,\"failures\":%llu,\"steps\":%llu,\"max_choice_points\":%llu,"
                    "\"seconds\":%.3f,\"schedules_per_sec\":%.1f,\"distinct_interleavings\":%llu,"
-                   "\"distinct_is_lower_bound\":%s,\"exercised\":%s}\n",
+                   "\"distinct_is_lower_bound\":%s,\"exercised\":%s,\"reached\":%s}\n",
                    BUILD_KIND, scn_pool_backend_name(), (unsigned long long)t.runs, (unsigned long long)t.failures,
                    (unsigned long long)t.steps, (unsigned long long)max_choice, t.seconds,
                    t.seconds > 0 ? (double)t.runs / t.seconds : 0.0, (unsigned long long)t.distinct,
-                   t.distinct >= DISTINCT_CAP / 2 ? "true" : "false", unexercised ? "false" : "true");
+                   t.distinct >= DISTINCT_CAP / 2 ? "true" : "false", unexercised ? "false" : "true", unreached ? "false" : "true");
         } else if (o.native) {
             /* OS threads: no scheduling points counted, no interleaving hashed */
             printf("%s %s  runs=%llu failures=%llu runs/s=%.2f (free-running, %s pool)\n",
@@ -677,7 +795,7 @@ static int cmd_run(int argc, char **argv) {
         } else {
             /* the count stops at DISTINCT_CAP / 2: say so, not a silent 2048 */
             printf("%s %s  runs=%llu failures=%llu schedules/s=%.1f steps/run=%.0f interleavings=%s%llu\n",
-                   t.failures || unexercised ? "FAIL" : "PASS", s->path, (unsigned long long)t.runs,
+                   t.failures || unexercised ? "FAIL" : unreached ? "NOT-EXERCISED" : "PASS", s->path, (unsigned long long)t.runs,
                    (unsigned long long)t.failures, t.seconds > 0 ? (double)t.runs / t.seconds : 0.0,
                    t.runs ? (double)t.steps / (double)t.runs : 0.0,
                    t.distinct >= DISTINCT_CAP / 2 ? "at least " : "", (unsigned long long)t.distinct);

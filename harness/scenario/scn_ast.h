@@ -28,6 +28,7 @@ typedef struct scn_pool {
     uint32_t min, max;
     scn_stall stall;
     uint32_t stall_percent;
+    uint64_t start_delay; /* `start-delay D`: workers start D after creation (model knob) */
     int line;
 } scn_pool;
 
@@ -232,6 +233,35 @@ typedef struct scn_order {
     int line;
 } scn_order;
 
+/* `require ...`: a state the scenario exists to reach.  Not an oracle: a
+ * run that misses it passes, but the runner counts the runs that reached
+ * it, and a scenario whose requirement no run reached is NOT-EXERCISED
+ * (scn_reach.h). */
+typedef enum scn_req_kind {
+    SCN_REQ_SEVERED = 0, /* require severed P: the pool severed at least once */
+    SCN_REQ_TRACE,       /* require trace POINT [pool P] [count N] */
+    SCN_REQ_HOLD,        /* require hold POINT: a hold on POINT parked a thread */
+    SCN_REQ_OVERLAP,     /* require overlap A B: both in flight at one moment */
+    SCN_REQ_FAULT,       /* require fault KIND: the fault fired */
+    SCN_REQ_EXPR         /* require EXPR: true at quiescence */
+} scn_req_kind;
+
+#define SCN_MAX_REQUIRES 32
+/* Overlap operands: a thread's index, or this plus an object's index. */
+#define SCN_REQ_OBJ_BASE 64
+
+typedef struct scn_require {
+    scn_req_kind kind;
+    int pool;           /* SEVERED; TRACE (-1 any) */
+    int point;          /* TRACE, HOLD */
+    uint64_t count;     /* TRACE: records needed (default 1) */
+    int a, b;           /* OVERLAP */
+    scn_fault_kind fault;
+    scn_expr expr;      /* EXPR */
+    int line;
+    char text[96];      /* the source text after `require`, for reports */
+} scn_require;
+
 typedef struct scn_label {
     char name[SCN_NAME_MAX];
     int line;
@@ -258,6 +288,7 @@ typedef struct scn_scenario {
     scn_expr *expects; size_t nexpects;
     scn_label *labels; size_t nlabels;
     scn_order *orders; size_t norders;
+    scn_require *requires; size_t nrequires;
 } scn_scenario;
 
 typedef struct scn_error {

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "rt_sched.h"
+#include "sched_dfs.h"
 #include "scn_ast.h"
 #include "scn_clock.h"
 #include "scn_run.h"
@@ -113,10 +114,40 @@ static void run_seeds(const scn_scenario *s, uint64_t n, bench_tally *t) {
     }
 }
 
+/* The DFS strategy on the same scenario: up to n runs of the bounded
+ * search (a replay of its prefix and an extension each).  Returns the runs. */
+static uint64_t run_dfs(const scn_scenario *s, uint64_t n, unsigned bound, bench_tally *t, bool *complete) {
+    sched_dfs *d = sched_dfs_new(bound);
+    memset(t, 0, sizeof *t);
+    *complete = false;
+    if (!d) return 0;
+    do {
+        scn_run_opts ro;
+        scn_run_out r;
+        memset(&ro, 0, sizeof ro);
+        ro.strategy = 2;
+        ro.dfs = d;
+        ro.tail_on_failure = true;
+        if (scn_run(s, &ro, &r) == 0) {
+            t->runs++;
+            t->steps += r.steps;
+            if (!r.passed) t->failures++;
+        } else {
+            t->failures++;
+        }
+        scn_run_out_free(&r);
+    } while (sched_dfs_advance(d) && sched_dfs_runs(d) < n);
+    *complete = sched_dfs_complete(d);
+    sched_dfs_free(d);
+    return t->runs;
+}
+
 int scn_bench_main(uint64_t seeds) {
     scn_error e;
     scn_scenario *s, *mem;
-    bench_tally t, m;
+    bench_tally t, m, dt;
+    double d0, dcpu;
+    bool dcomplete;
     sched_options so;
     double c0, w0, cpu, wall, raw, pts;
     unsigned long rss;
@@ -139,6 +170,9 @@ int scn_bench_main(uint64_t seeds) {
     cpu = sched_bench_seconds() - c0;
     wall = scn_wall_seconds() - w0;
     raw = sched_bench_raw_switches_per_sec(4000000);
+    d0 = sched_bench_seconds();
+    run_dfs(s, seeds, 1, &dt, &dcomplete);
+    dcpu = sched_bench_seconds() - d0;
     run_seeds(mem, MEM_SEEDS, &m);
     rss = peak_rss_kib();
     sched_options_default(&so);
@@ -155,6 +189,10 @@ int scn_bench_main(uint64_t seeds) {
            wall > 0 ? (double)t.steps / wall : 0.0);
     printf("  raw fiber switches/s:   %.0f per %s second (same process, after the runs)\n", raw, clk);
     printf("  points/s : raw switches/s = %.1f%%  target >= 30%%\n", raw > 0 ? 100.0 * pts / raw : 0.0);
+    printf("dfs: the same scenario, <= 1 preemption, %llu runs (%s), %llu failed\n", (unsigned long long)dt.runs,
+           dcomplete ? "the whole bounded tree" : "stopped at the seed count", (unsigned long long)dt.failures);
+    printf("  schedules/s:            %.0f per %s second  (points/run %.1f)\n",
+           dcpu > 0 ? (double)dt.runs / dcpu : 0.0, clk, dt.runs ? (double)dt.steps / (double)dt.runs : 0.0);
     printf("memory: %d-thread scenario, %llu runs (%llu failed)\n", MEM_THREADS, (unsigned long long)m.runs,
            (unsigned long long)m.failures);
     /* %lu, not %zu: mingw's msvcrt printf has no z */
@@ -168,5 +206,5 @@ int scn_bench_main(uint64_t seeds) {
     scn_free(mem);
     scn_free(s);
     sched_release_cache();
-    return t.failures || m.failures ? 1 : 0;
+    return t.failures || m.failures || dt.failures ? 1 : 0;
 }

@@ -43,6 +43,14 @@ static int expr_line(const scn_expr *e, scn_feature f) {
     return l ? l : term_line(&e->rhs, f, e->line);
 }
 
+/* A requirement's expression reads what an expectation's would.  The other
+ * kinds decline nothing: a requirement is no oracle, and reach is judged
+ * only on controlled runs (the model); on the real pool `require severed`
+ * reads 0 and is reported, not enforced. */
+static int require_line(const scn_require *r, scn_feature f) {
+    return r->kind == SCN_REQ_EXPR ? expr_line(&r->expr, f) : 0;
+}
+
 static int block_line(const scn_block *b, scn_feature f) {
     size_t i;
     for (i = 0; i < b->n; i++) {
@@ -82,6 +90,8 @@ int scn_feature_line(const scn_scenario *s, scn_feature f) {
         if ((l = block_line(&s->callbacks[i].body, f)) != 0) return l;
     for (i = 0; i < s->nexpects; i++)
         if ((l = expr_line(&s->expects[i], f)) != 0) return l;
+    for (i = 0; i < s->nrequires; i++)
+        if ((l = require_line(&s->requires[i], f)) != 0) return l;
     for (i = 0; f == SCN_FEATURE_HEALER && i < s->nholds; i++)
         if (once_per_process(s->holds[i].point) ||
             (s->holds[i].release == SCN_HOLD_UNTIL && once_per_process(s->holds[i].until_point)))

@@ -314,10 +314,12 @@ static bool parse_pool(parser *p) {
         while (!at_end(p)) {
             if (accept_kw(p, "stall")) {
                 if (!parse_stall(p, pl)) return false;
+            } else if (accept_kw(p, "start_delay")) {
+                if (!take_duration(p, "start-delay", &pl->start_delay)) return false;
             } else if (peek_kw(p, "min") || peek_kw(p, "max")) {
                 return error_tok(p, p->pos, "the default pool has no thread limits to set");
             } else {
-                return error_tok(p, p->pos, "unknown pool option '%s' (stall)", peek(p)->text);
+                return error_tok(p, p->pos, "unknown pool option '%s' (stall, start-delay)", peek(p)->text);
             }
         }
         return true;
@@ -345,8 +347,10 @@ static bool parse_pool(parser *p) {
             pl->max = (uint32_t)v;
         } else if (accept_kw(p, "stall")) {
             if (!parse_stall(p, pl)) return false;
+        } else if (accept_kw(p, "start_delay")) {
+            if (!take_duration(p, "start-delay", &pl->start_delay)) return false;
         } else {
-            return error_tok(p, p->pos, "unknown pool option '%s' (min, max, stall)", peek(p)->text);
+            return error_tok(p, p->pos, "unknown pool option '%s' (min, max, stall, start-delay)", peek(p)->text);
         }
     }
     if (pl->has_min && pl->has_max && pl->min > pl->max)
@@ -765,6 +769,96 @@ static bool parse_expect(parser *p) {
     return true;
 }
 
+/* ---- require: the states a scenario exists to reach ------------------------ */
+
+/* An overlap operand: a thread, or an object whose callbacks run. */
+static bool take_actor(parser *p, int *out) {
+    const scn_tok *t = NULL;
+    int i;
+    if (!take_word(p, "a thread or object name", &t)) return false;
+    if ((i = find_thread(p->s, t->text)) >= 0) {
+        *out = i;
+        return true;
+    }
+    if ((i = find_obj(p->s, t->text)) >= 0) {
+        if (p->s->objs[i].kind == SCN_OBJ_EVENT || p->s->objs[i].kind == SCN_OBJ_GROUP)
+            return error_tok(p, p->pos - 1, "a %s runs no callback to overlap with",
+                             scn_obj_kind_name(p->s->objs[i].kind));
+        *out = SCN_REQ_OBJ_BASE + i;
+        return true;
+    }
+    return error_tok(p, p->pos - 1, "'%s' is not a thread or object declared above", t->text);
+}
+
+static bool parse_require(parser *p) {
+    scn_scenario *s = p->s;
+    scn_require r;
+    int first = p->pos, i;
+    size_t n = 0, k;
+    memset(&r, 0, sizeof r);
+    r.line = p->ln->line;
+    r.pool = -1;
+    r.count = 1;
+    if (s->nrequires >= SCN_MAX_REQUIRES)
+        return error_tok(p, 0, "too many requirements (at most %d)", SCN_MAX_REQUIRES);
+    if (accept_kw(p, "severed")) {
+        r.kind = SCN_REQ_SEVERED;
+        if (!take_pool(p, &r.pool) || !expect_end(p)) return false;
+    } else if (accept_kw(p, "trace")) {
+        r.kind = SCN_REQ_TRACE;
+        if (!take_point(p, &r.point)) return false;
+        if (accept_kw(p, "pool")) {
+            if (!scn_trace_point_has_pool(r.point))
+                return error_tok(p, p->pos - 1, "trace point %s carries no pool", scn_trace_point_name(r.point));
+            if (!take_pool(p, &r.pool)) return false;
+        }
+        if (accept_kw(p, "count")) {
+            if (!take_number(p, "count", 1000000, &r.count)) return false;
+            if (r.count == 0) return error_tok(p, p->pos - 1, "count must be at least 1");
+        }
+        if (!expect_end(p)) return false;
+    } else if (accept_kw(p, "hold")) {
+        r.kind = SCN_REQ_HOLD;
+        if (!take_point(p, &r.point)) return false;
+        for (k = 0; k < s->nholds && s->holds[k].point != r.point; k++) continue;
+        if (k == s->nholds)
+            return error_tok(p, p->pos - 1, "no hold on %s is declared above", scn_trace_point_name(r.point));
+        if (!expect_end(p)) return false;
+    } else if (accept_kw(p, "overlap")) {
+        r.kind = SCN_REQ_OVERLAP;
+        if (!take_actor(p, &r.a) || !take_actor(p, &r.b)) return false;
+        if (r.a == r.b) return error_tok(p, p->pos - 1, "an overlap needs two different names");
+        if (!expect_end(p)) return false;
+    } else if (accept_kw(p, "fault")) {
+        const scn_tok *t = NULL;
+        r.kind = SCN_REQ_FAULT;
+        if (!take_word(p, "a fault kind", &t)) return false;
+        for (i = 0; i < SCN_FAULT_KIND_COUNT; i++)
+            if (kw_eq(t->text, scn_fault_name((scn_fault_kind)i))) break;
+        if (i == SCN_FAULT_KIND_COUNT) return error_tok(p, p->pos - 1, "unknown fault '%s'", t->text);
+        r.fault = (scn_fault_kind)i;
+        for (k = 0; k < s->nfaults && fault_slot(s->faults[k].kind) != fault_slot(r.fault); k++) continue;
+        if (k == s->nfaults)
+            return error_tok(p, p->pos - 1, "no %s fault is declared above", scn_fault_name(r.fault));
+        if (!expect_end(p)) return false;
+    } else {
+        r.kind = SCN_REQ_EXPR;
+        if (!parse_expr(p, &r.expr) || !expect_end(p)) return false;
+    }
+    for (i = first; i < p->ln->ntok; i++) {
+        int w = snprintf(r.text + n, sizeof r.text - n, "%s%s", n ? " " : "", p->ln->tok[i].text);
+        if (w < 0 || (size_t)w >= sizeof r.text - n) break;
+        n += (size_t)w;
+    }
+    {
+        scn_require *nr = realloc(s->requires, (s->nrequires + 1) * sizeof *nr);
+        if (!nr) return error_tok(p, 0, "out of memory");
+        s->requires = nr;
+        s->requires[s->nrequires++] = r;
+    }
+    return true;
+}
+
 /* ---- operations ------------------------------------------------------------ */
 
 static const struct { const char *word; scn_op_kind kind; } op_words[] = {
@@ -850,7 +944,7 @@ static bool parse_op(parser *p, scn_block *b, int depth, bool in_callback, int *
     if (k < 0) {
         static const char *const top[] = {"pool", "event", "work", "wait", "timer", "periodic", "io",
                                           "group", "thread", "callback", "hold", "fault", "expect",
-                                          "build", "settle"};
+                                          "build", "settle", "require"};
         size_t i;
         for (i = 0; i < sizeof top / sizeof top[0]; i++)
             if (kw_eq(w->text, top[i]) && !kw_eq(w->text, "wait"))
@@ -1023,6 +1117,8 @@ static bool resolve_labels(parser *p) {
         if (!resolve_block(p, &s->callbacks[i].body)) return false;
     for (i = 0; i < s->nexpects; i++)
         if (!resolve_expr(p, &s->expects[i])) return false;
+    for (i = 0; i < s->nrequires; i++)
+        if (s->requires[i].kind == SCN_REQ_EXPR && !resolve_expr(p, &s->requires[i].expr)) return false;
     return true;
 }
 
@@ -1163,6 +1259,8 @@ static bool parse_text(parser *p, const char *text, size_t len) {
                 if (!parse_fault(p)) return false;
             } else if (kw_eq(w->text, "expect")) {
                 if (!parse_expect(p)) return false;
+            } else if (kw_eq(w->text, "require")) {
+                if (!parse_require(p)) return false;
             } else if (kw_eq(w->text, "build")) {
                 if (!parse_build(p)) return false;
             } else if (kw_eq(w->text, "settle")) {
@@ -1210,6 +1308,7 @@ void scn_free(scn_scenario *s) {
     free(s->expects);
     free(s->labels);
     free(s->orders);
+    free(s->requires);
     free(s);
 }
 

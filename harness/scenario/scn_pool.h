@@ -57,8 +57,10 @@ uint64_t scn_pool_fault_fired(scn_fault_kind kind);
 /* Model only (scn_pool_unsupported declines the scenarios that use them).
  * pool_os NULL = the default pool. */
 void scn_pool_set_stall(const void *pool_os, const scn_pool *p);
+void scn_pool_set_start_delay(const void *pool_os, uint64_t delay); /* `start-delay D` */
 void scn_pool_retire_idle_workers(const void *pool_os);
 uint64_t scn_pool_severed(const void *pool_os);
+uint64_t scn_pool_stalls(const void *pool_os); /* times it severed (`require severed`) */
 bool scn_pool_any_severed_with_queued(void);
 
 /* What the pool itself counted for one object (os: the core's handle id or

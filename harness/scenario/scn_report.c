@@ -74,6 +74,9 @@ void scn_report_print(FILE *out, const scn_scenario *s, const scn_run_opts *ro, 
                 (unsigned long long)ro->seed);
     else if (ro->schedule)
         fprintf(out, "  replayed from a schedule string\n");
+    else if (ro->strategy == 2)
+        fprintf(out, "  dfs run %llu of the search (bounded-exhaustive: it replays by its schedule)\n",
+                (unsigned long long)ro->seed);
     else if (ro->strategy)
         fprintf(out, "  seed: %llu  strategy: pct depth %u steps %llu\n", (unsigned long long)ro->seed, ro->depth,
                 (unsigned long long)ro->pct_steps);
@@ -112,7 +115,7 @@ void scn_report_print(FILE *out, const scn_scenario *s, const scn_run_opts *ro, 
         scn_shell_word(&cmd, s->path);
         print_cmd(out, "look for a deterministic reproduction on the model", &cmd);
     }
-    if (!ro->native && !ro->schedule) {
+    if (!ro->native && !ro->schedule && ro->strategy != 2) {
         scn_replay_by_seed(&cmd, c->exe, ro, s->path);
         print_cmd(out, "replay by seed", &cmd);
     }

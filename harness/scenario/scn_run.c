@@ -20,6 +20,7 @@
 #include "rt_sched.h"
 #include "scn_features.h"
 #include "scn_pool.h"
+#include "scn_reach.h"
 #include "scn_text.h"
 
 #define TRACE_TAIL 40
@@ -279,12 +280,14 @@ static void hook(const tph_trace_record *rec, void *ctx) {
 
 typedef struct exec_ctx {
     const char *who; /* thread name or "callback X" */
+    int actor;       /* the thread's index (scn_reach_enter), -1 in a callback */
 } exec_ctx;
 
 static void exec_block(exec_ctx *, const scn_block *);
 
 static void run_callback(int obj) {
     const scn_obj *o = &R.s->objs[obj];
+    scn_reach_enter(SCN_REQ_OBJ_BASE + obj);
     rt_lock_acquire(&R.lock);
     R.objs[obj].calls++;
     if (++R.objs[obj].running > R.objs[obj].max_running) R.objs[obj].max_running = R.objs[obj].running;
@@ -294,11 +297,13 @@ static void run_callback(int obj) {
         exec_ctx c;
         snprintf(who, sizeof who, "callback %s", o->name);
         c.who = who;
+        c.actor = -1;
         exec_block(&c, &R.s->callbacks[o->callback].body);
     }
     rt_lock_acquire(&R.lock);
     R.objs[obj].running--;
     rt_lock_release(&R.lock);
+    scn_reach_leave(SCN_REQ_OBJ_BASE + obj);
 }
 
 /* ctx carries the object index (not a pointer into our tables, so a report
@@ -545,10 +550,12 @@ static int exec_op(exec_ctx *c, const scn_op *op) {
     tph_err e = TPH_OK;
     uint64_t t0 = rt_now();
     bool has_result = true;
+    bool in_flight = c->actor >= 0 && scn_reach_op_in_flight(op->kind);
     if (scn_op_operand_kinds(op->kind) && op->kind != SCN_OP_CREATE) {
         if (!live(op, c)) return -1;
         h = R.objs[op->obj].h;
     }
+    if (in_flight) scn_reach_enter(c->actor);
     switch (op->kind) {
     case SCN_OP_CREATE: e = create_obj(op->obj); break;
     case SCN_OP_SUBMIT: e = tph_work_submit((tph_work *)h); break;
@@ -570,6 +577,7 @@ static int exec_op(exec_ctx *c, const scn_op *op) {
              * would hand the core a dead handle at the next arm. */
             failf("line %d: %s: `close %s` while a wait on it is still open", op->line, c->who,
                   R.s->objs[op->obj].name);
+            if (in_flight) scn_reach_leave(c->actor);
             return -1;
         }
         e = do_close(op->obj);
@@ -622,6 +630,7 @@ static int exec_op(exec_ctx *c, const scn_op *op) {
     }
     default: has_result = false; break;
     }
+    if (in_flight) scn_reach_leave(c->actor);
     if (op->label >= 0 && rt_now() - t0 >= R.label_time[op->label]) R.label_time[op->label] = rt_now() - t0;
     if (has_result && e == TPH_OK && (op->kind == SCN_OP_SUBMIT || op->kind == SCN_OP_ARM)) {
         rt_lock_acquire(&R.lock);
@@ -665,6 +674,7 @@ static void thread_main(void *arg) {
     const scn_thread *t = (const scn_thread *)arg;
     exec_ctx c;
     c.who = t->name;
+    c.actor = (int)(t - R.s->threads);
     start_gate();
     exec_block(&c, &t->body);
 }
@@ -679,6 +689,7 @@ static bool setup(void) {
         if (p->is_default) {
             R.keys[i] = 0;
             if (p->stall != SCN_STALL_UNSET) scn_pool_set_stall(NULL, p);
+            if (p->start_delay) scn_pool_set_start_delay(NULL, p->start_delay);
             continue;
         }
         if (tph_pool_create(&R.pools[i]) != TPH_OK) {
@@ -692,6 +703,7 @@ static bool setup(void) {
                 failf("line %d: pool %s: thread limits %u..%u refused", p->line, p->name, mn, mx);
         }
         if (p->stall != SCN_STALL_UNSET) scn_pool_set_stall(tph_pool_os(R.pools[i]), p);
+        if (p->start_delay) scn_pool_set_start_delay(tph_pool_os(R.pools[i]), p->start_delay);
     }
     for (i = 0; i < s->nfaults; i++) {
         const scn_fault *f = &s->faults[i];
@@ -726,11 +738,39 @@ static bool same_tick_inline_repair(int p, const tph_heal_entry_info *e) {
            e->outstanding == 0 && R.last_start_at[p] > R.last_cancel_at[p];
 }
 
+/* ---- what `require` asks (scn_reach.h) ---------------------------------------- */
+
+static uint64_t probe_trace_count(int point, int pool) {
+    return R.counts[(size_t)point * (R.s->npools + 1) + (pool < 0 ? R.s->npools : (size_t)pool)];
+}
+
+static uint64_t probe_hold_parks(int point) {
+    uint64_t n = 0;
+    size_t i;
+    for (i = 0; i < R.s->nholds; i++)
+        if (R.s->holds[i].point == point) n += R.holds[i].parks;
+    return n;
+}
+
+static uint64_t probe_pool_stalls(int pool) {
+    if (pool != SCN_DEFAULT_POOL && !R.pools[pool]) return 0;
+    return scn_pool_stalls(pool == SCN_DEFAULT_POOL ? NULL : tph_pool_os(R.pools[pool]));
+}
+
+static bool probe_expr_holds(const scn_expr *e) {
+    uint64_t l, r;
+    return eval(e, &l, &r);
+}
+
+static const scn_reach_probe reach_probe = {probe_trace_count, probe_hold_parks, probe_pool_stalls,
+                                            probe_expr_holds};
+
 static void oracles_at_quiescence(void) {
     const scn_scenario *s = R.s;
     tph_heal_entry_info info[64];
     size_t n, i;
     for (i = 0; i < s->nexpects; i++) check_expr(&s->expects[i], "expect");
+    scn_reach_at_quiescence(&reach_probe);
     n = tph_heal_entries(info, 64);
     if (n > 64) n = 64;
     for (i = 0; i < n; i++) {
@@ -960,6 +1000,7 @@ static bool alloc_state(const scn_scenario *s) {
     R.order_broken = calloc(s->norders ? s->norders : 1, sizeof *R.order_broken);
     R.healer_key = kept_healer_key;
     R.healer_key_known = kept_healer_key_known;
+    scn_reach_begin(s);
     return R.order_broken && R.pools && R.keys && R.objs && R.holds && R.label_time && R.counts;
 }
 
@@ -1035,7 +1076,8 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
         sched_result sr;
         sched_options_default(&so);
         so.seed = o->seed;
-        so.strategy = o->strategy ? SCHED_STRATEGY_PCT : SCHED_STRATEGY_RANDOM;
+        so.strategy = o->strategy == 2 ? SCHED_STRATEGY_DFS : o->strategy ? SCHED_STRATEGY_PCT : SCHED_STRATEGY_RANDOM;
+        so.dfs = o->dfs;
         if (o->depth) so.pct_depth = o->depth;
         so.pct_steps = o->pct_steps;
         so.schedule = o->schedule;
@@ -1098,6 +1140,7 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
         out->trace_tail = R.fail_seen ? scn_text_take(&R.fail_tail) : format_tail();
     }
     if (o->full_trace) out->trace_full = scn_text_take(&R.trace_all);
+    out->reached = scn_reach_at_end(&reach_probe);
     scn_pool_process_end();
     if (!scn_pool_process_per_run() && R.healer_key_known) {
         kept_healer_key = R.healer_key;

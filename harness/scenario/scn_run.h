@@ -9,12 +9,15 @@
 
 #include "scn_ast.h"
 
+struct sched_dfs;
+
 typedef struct scn_run_opts {
     uint64_t seed;
-    int strategy;        /* 0 random, 1 pct (sched_strategy_kind) */
+    int strategy;        /* 0 random, 1 pct, 2 dfs (sched_strategy_kind) */
     unsigned depth;      /* PCT depth */
     uint64_t pct_steps;  /* PCT k (0 = the scheduler's default) */
     const char *schedule;/* replay string, or NULL */
+    struct sched_dfs *dfs;/* strategy 2: the search this run is the next leaf of */
     bool native;         /* free-running mode on OS threads */
     bool tail_on_failure;/* leave trace_tail NULL on a passing run: formatting the
                             last 40 records was 68% of a passing bench run's
@@ -44,6 +47,7 @@ typedef struct scn_run_out {
     bool failed_check;
     uint64_t fail_record, fail_time;
     char *trace_full;        /* every record (opts.full_trace), one a line */
+    uint64_t reached;        /* bit i: the scenario's requirement i was reached (scn_reach.h) */
 } scn_run_out;
 
 int scn_run(const scn_scenario *, const scn_run_opts *, scn_run_out *);

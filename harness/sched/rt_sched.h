@@ -29,8 +29,12 @@
 
 typedef enum sched_strategy_kind {
     SCHED_STRATEGY_RANDOM = 0, /* uniform random walk over the runnable threads */
-    SCHED_STRATEGY_PCT = 1     /* Burckhardt et al. ASPLOS 2010, depth pct_depth */
+    SCHED_STRATEGY_PCT = 1,    /* Burckhardt et al. ASPLOS 2010, depth pct_depth */
+    SCHED_STRATEGY_DFS = 2     /* bounded-exhaustive: the next run of a sched_dfs search
+                                  (sched_dfs.h); needs sched_options.dfs */
 } sched_strategy_kind;
+
+struct sched_dfs;
 
 typedef struct sched_options {
     uint64_t seed;                /* seeds the run's pcg32: every pick and rt_choose */
@@ -44,6 +48,7 @@ typedef struct sched_options {
                                      thread is unfinished; default 1 hour */
     const char *schedule;         /* replay string from sched_result.schedule; NULL = seed */
     size_t stack_size;            /* per fiber; default 64 KiB (rounded up to pages) */
+    struct sched_dfs *dfs;        /* SCHED_STRATEGY_DFS: the search this run belongs to */
 } sched_options;
 
 void sched_options_default(sched_options *);

@@ -136,7 +136,9 @@ static uint32_t op_choose(uint32_t n) {
     uint32_t v;
     if (n <= 1) return 0;
     s->choices++;
-    v = s->replay ? sched_replay_choose(s, n) : pcg32_bounded(&s->rng, n);
+    v = s->replay             ? sched_replay_choose(s, n)
+        : s->strategy->choose ? s->strategy->choose(s, n)
+                              : pcg32_bounded(&s->rng, n);
     sched_record_choose(s, v);
     s->chash = sched_mix(s->chash, ((uint64_t)1 << 63) | ((uint64_t)n << 32) | v);
     return v;

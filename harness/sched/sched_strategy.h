@@ -22,10 +22,13 @@ typedef struct sched_strategy {
     void (*thread_spawned)(struct sched *, rt_thread *);
     /* The next thread: one of s->runnable[0 .. s->nrunnable), nrunnable >= 2. */
     rt_thread *(*pick)(struct sched *);
+    /* rt_choose(n), n >= 2: the value; NULL = a pcg32 draw. */
+    uint32_t (*choose)(struct sched *, uint32_t n);
 } sched_strategy;
 
 extern const sched_strategy sched_strategy_random;
 extern const sched_strategy sched_strategy_pct;
+extern const sched_strategy sched_strategy_dfs;
 
 const sched_strategy *sched_strategy_for(sched_strategy_kind);
 

@@ -162,6 +162,13 @@ bool sim_any_pool_severed_with_queued(void);
  * test or scenario keeps a packet queued on a cold pool on real threads.
  * Releasing the hold lets the factory catch up with the queue. */
 void sim_pool_hold_factory(tph_os_pool *pool, bool hold);
+/* Slow thread creation: a worker the pool's factory creates from now on
+ * starts `delay` (rt units) after its creation (0: at once).  The stall
+ * needs a cancellation to land before the worker spawned for the packet has
+ * started; without a delay that window is a few scheduling points wide and
+ * a random walk almost never hits it (issue 12: 0 of 500 seeds severed the
+ * default pool of default-pool-stall-healed-in-window).  NULL = default pool. */
+void sim_pool_set_start_delay(tph_os_pool *pool, uint64_t delay);
 /* Forces the idle timeout now: every idle worker above the pool's minimum
  * retires, so the pool becomes cold again (NULL = default pool). */
 void sim_pool_retire_idle_workers(tph_os_pool *pool);

@@ -37,6 +37,7 @@ typedef struct sim_worker {
     bool idle;
     bool signalled;  /* picked for a queued packet, not yet awake */
     bool retired;    /* accounted as retired: exits when it next runs */
+    uint64_t start_at; /* slow creation (sim_pool_set_start_delay): runs from then on, 0 = at once */
     uint64_t idle_since;
 } sim_worker;
 
@@ -101,6 +102,7 @@ struct sim_obj {
     bool factory_held;
     uint64_t stalls, releases, workers_created, workers_retired, callbacks_run;
     sim_stall stall;
+    uint64_t start_delay; /* sim_pool_set_start_delay */
     uint64_t idle_timeout;
 };
 

@@ -68,6 +68,8 @@ static void unlink_worker(sim_worker *w, bool count_retired) {
 
 static void worker_main(void *arg) {
     sim_worker *w = (sim_worker *)arg;
+    /* start_at was written before the spawn and is never written again */
+    if (w->start_at) rt_sleep_until(w->start_at);
     sim_lock();
     sim_obj *pool = w->pool;
     if (!w->retired) {
@@ -134,6 +136,7 @@ static void spawn_worker(sim_obj *pool) {
     P->all_workers = w;
     pool->nworkers++;
     pool->workers_created++;
+    w->start_at = pool->start_delay ? rt_now() + pool->start_delay : 0;
     w->thread = rt_spawn(pool->is_default ? "default pool worker" : "private pool worker", worker_main, w, true);
 }
 
@@ -387,6 +390,14 @@ void sim_set_stall(tph_os_pool *ph, sim_stall s) {
     sim_lock();
     sim_obj *p = sim_obj_from_handle(ph, SIM_OBJ_POOL);
     if (p) p->stall = s;
+    sim_unlock();
+}
+
+void sim_pool_set_start_delay(tph_os_pool *ph, uint64_t delay) {
+    sim_need_process("sim_pool_set_start_delay");
+    sim_lock();
+    sim_obj *p = sim_obj_from_handle(ph, SIM_OBJ_POOL);
+    if (p) p->start_delay = delay;
     sim_unlock();
 }
 

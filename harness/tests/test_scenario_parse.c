@@ -248,8 +248,56 @@ static void every_corpus_file_parses(void **state) {
     }
 }
 
+/* `require`: each kind with its operands resolved; start-delay in rt units. */
+static void parses_requirements(void **state) {
+    static const char text[] =
+        "# purpose: every requirement kind once\n"
+        "pool P private max 2 start-delay 2ms\n"
+        "pool default stall always start-delay 1ms\n"
+        "fault healer-start nth 1\n"
+        "hold cancelled pool P for 1ms\n"
+        "work W on P\n"
+        "thread A\n  submit W as s\nend\n"
+        "require severed default\n"
+        "require trace repair-started pool P count 2\n"
+        "require hold cancelled\n"
+        "require overlap A W\n"
+        "require fault pool-create\n"
+        "require blocked(s) >= 1ms\n";
+    scn_error e;
+    scn_scenario *s = parse(text, &e);
+    (void)state;
+    if (!s) fail_msg("%d:%d: %s", e.line, e.col, e.msg);
+    assert_int_equal(s->pools[1].start_delay, 2 * SCN_MS);
+    assert_int_equal(s->pools[0].start_delay, 1 * SCN_MS);
+    assert_int_equal(s->nrequires, 6);
+    assert_int_equal(s->requires[0].kind, SCN_REQ_SEVERED);
+    assert_int_equal(s->requires[0].pool, SCN_DEFAULT_POOL);
+    assert_int_equal(s->requires[1].kind, SCN_REQ_TRACE);
+    assert_int_equal(s->requires[1].pool, 1);
+    assert_int_equal(s->requires[1].count, 2);
+    assert_string_equal(scn_trace_point_name(s->requires[1].point), "repair-started");
+    assert_int_equal(s->requires[2].kind, SCN_REQ_HOLD);
+    assert_int_equal(s->requires[3].kind, SCN_REQ_OVERLAP);
+    assert_int_equal(s->requires[3].a, 0);
+    assert_int_equal(s->requires[3].b, SCN_REQ_OBJ_BASE + 0);
+    assert_int_equal(s->requires[4].kind, SCN_REQ_FAULT);
+    assert_int_equal(s->requires[4].fault, SCN_FAULT_POOL_CREATE); /* healer-start's slot */
+    assert_int_equal(s->requires[5].kind, SCN_REQ_EXPR);
+    assert_int_equal(s->requires[5].expr.lhs.kind, SCN_TERM_BLOCKED);
+    assert_int_equal(s->requires[5].expr.lhs.label, 0);
+    assert_string_equal(s->requires[1].text, "trace repair-started pool P count 2");
+    assert_int_equal(s->requires[5].line, 15);
+    scn_free(s);
+    expect_error("# purpose: x\nthread A\n  tick\nend\nrequire severed Q\n", 5, 17, "undefined pool");
+    expect_error("# purpose: x\nthread A\n  tick\nend\nrequire trace nowhere\n", 5, 15, "unknown trace point");
+    expect_error("# purpose: x\nthread A\n  tick\nend\nrequire overlap A\n", 5, 18, "thread or object");
+    expect_error("# purpose: x\npool default start-delay 5\n", 2, 26, "unit");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(parses_requirements),
         cmocka_unit_test(parses_every_construct),
         cmocka_unit_test(keywords_accept_dash_or_underscore),
         cmocka_unit_test(same_text_same_hash_other_text_other_hash),

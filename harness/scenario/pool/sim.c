@@ -48,6 +48,10 @@ void scn_pool_set_stall(const void *pool_os, const scn_pool *p) {
     sim_set_stall((tph_os_pool *)(uintptr_t)pool_os, stall_of(p));
 }
 
+void scn_pool_set_start_delay(const void *pool_os, uint64_t delay) {
+    sim_pool_set_start_delay((tph_os_pool *)(uintptr_t)pool_os, delay);
+}
+
 static sim_fault_kind sim_kind_of(scn_fault_kind k) {
     switch (k) {
     case SCN_FAULT_WORK_CREATE: return SIM_FAULT_WORK_CREATE;
@@ -83,6 +87,12 @@ uint64_t scn_pool_severed(const void *pool_os) {
     sim_pool_stats ps;
     if (!sim_pool_stats_get((tph_os_pool *)(uintptr_t)pool_os, &ps)) return 0;
     return ps.severed;
+}
+
+uint64_t scn_pool_stalls(const void *pool_os) {
+    sim_pool_stats ps;
+    if (!sim_pool_stats_get((tph_os_pool *)(uintptr_t)pool_os, &ps)) return 0;
+    return ps.stalls;
 }
 
 bool scn_pool_any_severed_with_queued(void) { return sim_any_pool_severed_with_queued(); }

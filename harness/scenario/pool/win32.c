@@ -75,6 +75,19 @@ uint64_t scn_pool_severed(const void *pool_os) {
     model_only("severed()");
     return 0;
 }
+/* The real pool's factory is as slow as it is: the model's knob that widens
+ * the window the stall needs changes no expectation, so it is ignored here
+ * rather than declining the scenario. */
+void scn_pool_set_start_delay(const void *pool_os, uint64_t delay) {
+    (void)pool_os;
+    (void)delay;
+}
+/* Not observable on the real pool: `require severed` reads 0 here, and reach
+ * is enforced on controlled runs only. */
+uint64_t scn_pool_stalls(const void *pool_os) {
+    (void)pool_os;
+    return 0;
+}
 /* Not observable on the real pool: the oracle that asks is skipped there. */
 bool scn_pool_any_severed_with_queued(void) { return false; }
 bool scn_pool_object_counts_get(const void *os, scn_pool_object_counts *out) {

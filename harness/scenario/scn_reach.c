@@ -1,0 +1,86 @@
+/* Reach tracking for one run (scn_reach.h). */
+#include "scn_reach.h"
+
+#include <string.h>
+
+#include "scn_pool.h"
+
+#if defined(_MSC_VER)
+#include <windows.h>
+#define R_ADD(p, v) ((uint32_t)InterlockedExchangeAdd((volatile LONG *)(p), (LONG)(v)))
+#define R_LOAD(p) ((uint32_t)InterlockedCompareExchange((volatile LONG *)(p), 0, 0))
+#define R_OR64(p, v) ((uint64_t)InterlockedOr64((volatile LONG64 *)(p), (LONG64)(v)))
+#else
+#define R_ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_SEQ_CST)
+#define R_LOAD(p) __atomic_load_n((p), __ATOMIC_SEQ_CST)
+#define R_OR64(p, v) __atomic_fetch_or((p), (v), __ATOMIC_SEQ_CST)
+#endif
+
+#define ACTORS (SCN_REQ_OBJ_BASE + 256)
+
+static struct {
+    const scn_scenario *s;
+    bool overlaps; /* any overlap requirement: the enter/leave fast path */
+    volatile uint64_t reached;
+    volatile uint32_t in_flight[ACTORS];
+} RS;
+
+void scn_reach_begin(const scn_scenario *s) {
+    size_t i;
+    memset((void *)&RS, 0, sizeof RS);
+    RS.s = s;
+    for (i = 0; i < s->nrequires; i++)
+        if (s->requires[i].kind == SCN_REQ_OVERLAP) RS.overlaps = true;
+}
+
+bool scn_reach_op_in_flight(scn_op_kind k) {
+    return k != SCN_OP_SLEEP && k != SCN_OP_YIELD && k != SCN_OP_AWAIT && k != SCN_OP_ASSERT && k != SCN_OP_REPEAT;
+}
+
+/* Each side raises its own count, then looks at the other's: with seq_cst
+ * atomics, of two actors in flight together at least one sees the other
+ * (on OS threads too). */
+void scn_reach_enter(int actor) {
+    size_t i;
+    if (!RS.overlaps || actor < 0 || actor >= ACTORS) return;
+    R_ADD(&RS.in_flight[actor], 1u);
+    for (i = 0; i < RS.s->nrequires; i++) {
+        const scn_require *r = &RS.s->requires[i];
+        int other;
+        if (r->kind != SCN_REQ_OVERLAP || (r->a != actor && r->b != actor)) continue;
+        other = r->a == actor ? r->b : r->a;
+        if (R_LOAD(&RS.in_flight[other]) > 0) R_OR64(&RS.reached, (uint64_t)1 << i);
+    }
+}
+
+void scn_reach_leave(int actor) {
+    if (!RS.overlaps || actor < 0 || actor >= ACTORS) return;
+    R_ADD(&RS.in_flight[actor], (uint32_t)-1);
+}
+
+void scn_reach_at_quiescence(const scn_reach_probe *p) {
+    size_t i;
+    for (i = 0; i < RS.s->nrequires; i++) {
+        const scn_require *r = &RS.s->requires[i];
+        bool hit = false;
+        if (r->kind == SCN_REQ_SEVERED) hit = p->pool_stalls(r->pool) > 0;
+        else if (r->kind == SCN_REQ_EXPR) hit = p->expr_holds(&r->expr);
+        if (hit) R_OR64(&RS.reached, (uint64_t)1 << i);
+    }
+}
+
+uint64_t scn_reach_at_end(const scn_reach_probe *p) {
+    size_t i;
+    for (i = 0; i < RS.s->nrequires; i++) {
+        const scn_require *r = &RS.s->requires[i];
+        bool hit = false;
+        switch (r->kind) {
+        case SCN_REQ_TRACE: hit = p->trace_count(r->point, r->pool) >= r->count; break;
+        case SCN_REQ_HOLD: hit = p->hold_parks(r->point) > 0; break;
+        case SCN_REQ_FAULT: hit = scn_pool_fault_fired(r->fault) > 0; break;
+        default: break;
+        }
+        if (hit) R_OR64(&RS.reached, (uint64_t)1 << i);
+    }
+    return RS.reached;
+}

@@ -1,0 +1,43 @@
+/* Bounded-exhaustive exploration (CHESS-style iterative context bounding,
+ * Musuvathi & Qadeer PLDI'07): every run of a search takes the next
+ * unexplored branch of the tree of scheduling choices -- thread picks at
+ * choice points and rt_choose values -- depth first, with at most
+ * `max_preemptions` preemptions per run.  A preemption is a pick of another
+ * thread while the thread at the scheduling point could have continued;
+ * switching away from a thread that blocked or finished is free, and so is
+ * an rt_choose value (data, not scheduling; explored at its extremes 0 and
+ * n-1 only, strategy_dfs.c says why).  Runs are replays of a prefix
+ * then a non-preemptive extension, so the program must be deterministic
+ * given its choices (everything under the controlled scheduler is).
+ *
+ *     sched_dfs *d = sched_dfs_new(2);
+ *     do {
+ *         o.strategy = SCHED_STRATEGY_DFS; o.dfs = d;
+ *         sched_run(&o, main_fn, arg, &r);  ... r.schedule replays this run ...
+ *     } while (sched_dfs_advance(d) && sched_dfs_runs(d) < limit);
+ *     sched_dfs_complete(d): the whole bounded tree ran
+ *
+ * Each run is a distinct leaf of the tree (a distinct choice sequence), so
+ * the number of runs is the number of distinct interleavings explored. */
+#ifndef TPHEAL_SCHED_DFS_H
+#define TPHEAL_SCHED_DFS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct sched_dfs sched_dfs;
+
+sched_dfs *sched_dfs_new(unsigned max_preemptions); /* NULL when out of memory */
+void sched_dfs_free(sched_dfs *);
+/* After a run: moves to the next unexplored branch.  False when there is
+ * none (the search is complete) or the last run broke determinism. */
+bool sched_dfs_advance(sched_dfs *);
+bool sched_dfs_complete(const sched_dfs *);
+uint64_t sched_dfs_runs(const sched_dfs *);       /* runs started */
+uint64_t sched_dfs_max_depth(const sched_dfs *);  /* most choice nodes in one run */
+unsigned sched_dfs_max_used(const sched_dfs *);   /* most preemptions one run used */
+/* Non-NULL when a run did not follow its own prefix (a nondeterministic
+ * program, or the wrong program): what differed. */
+const char *sched_dfs_error(const sched_dfs *);
+
+#endif

@@ -1,0 +1,298 @@
+/* The DFS strategy (sched_dfs.h): exact interleaving counts on programs
+ * small enough to count by hand, the preemption bound, a lost update that
+ * only a preempting interleaving shows (found at bound 1, never at 0, and
+ * replayed from its schedule string), and a nondeterministic program
+ * reported instead of explored wrongly. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sched_dfs.h"
+#include "test_sched_util.h"
+
+static char *copy_text(const char *s) {
+    size_t n = strlen(s) + 1;
+    char *c = malloc(n);
+    assert_non_null(c);
+    memcpy(c, s, n);
+    return c;
+}
+
+typedef struct dfs_stats {
+    uint64_t runs, failures;
+    bool complete;
+    unsigned max_used;
+    char *failing_schedule; /* the first failing run's */
+} dfs_stats;
+
+/* Runs the whole search; `check` returns true when a run failed. */
+static dfs_stats explore(unsigned bound, rt_thread_fn fn, void *arg, void (*reset)(void *),
+                         bool (*check)(void *), uint64_t limit) {
+    dfs_stats st;
+    sched_dfs *d = sched_dfs_new(bound);
+    memset(&st, 0, sizeof st);
+    assert_non_null(d);
+    do {
+        sched_options o;
+        sched_result r;
+        sched_options_default(&o);
+        o.strategy = SCHED_STRATEGY_DFS;
+        o.dfs = d;
+        if (reset) reset(arg);
+        assert_int_equal(sched_run(&o, fn, arg, &r), 0);
+        assert_int_equal(r.status, SCHED_OK);
+        if (check && check(arg)) {
+            st.failures++;
+            if (!st.failing_schedule) st.failing_schedule = copy_text(r.schedule);
+        }
+        sched_result_free(&r);
+    } while (sched_dfs_advance(d) && sched_dfs_runs(d) < limit);
+    assert_null(sched_dfs_error(d));
+    st.runs = sched_dfs_runs(d);
+    st.complete = sched_dfs_complete(d);
+    st.max_used = sched_dfs_max_used(d);
+    sched_dfs_free(d);
+    return st;
+}
+
+/* main: spawn A; join A.   A: yield.
+ * Choice points (two runnable): main's spawn {main, A}; and, when A ran
+ * first, A's yield {A, main}.  Leaves:
+ *   main continues (0 preemptions): main blocks in join, A runs alone;
+ *   A first (1), A continues at its yield (1);
+ *   A first (1), main at A's yield (2).
+ * So 1, 2, 3 interleavings at bounds 0, 1, 2, and 3 at any larger bound. */
+static void yield_once(void *p) { (void)p; rt_yield(); }
+static void spawn_join_main(void *p) { rt_join(rt_spawn("a", yield_once, p, false)); }
+
+static void dfs_counts_a_spawn_and_a_yield_by_hand(void **state) {
+    static const uint64_t want[] = {1, 2, 3, 3, 3};
+    unsigned b;
+    (void)state;
+    for (b = 0; b < 5; b++) {
+        dfs_stats st = explore(b, spawn_join_main, NULL, NULL, NULL, 1000);
+        assert_int_equal(st.runs, want[b]);
+        assert_true(st.complete);
+        assert_true(st.max_used <= b);
+        assert_int_equal(st.max_used, b < 2 ? b : 2);
+    }
+}
+
+/* Without preemptions the thread at a point keeps running even when a
+ * thread with a lower id is runnable: B wakes A and goes on to log twice
+ * before A logs.  Bound 0 still explores free switches: when main blocks in
+ * its join, A or B may run (A waits, B runs: "bba"; B first: "bba"), so 2
+ * interleavings, both "bba". */
+typedef struct handoff {
+    rt_lock lock;
+    rt_waitq q;
+    int flag;
+    char log[8];
+    int n;
+} handoff;
+
+static void handoff_a(void *p) {
+    handoff *h = (handoff *)p;
+    rt_lock_acquire(&h->lock);
+    while (!h->flag) rt_wait(&h->q, &h->lock, RT_FOREVER, "flag");
+    rt_lock_release(&h->lock);
+    h->log[h->n++] = 'a';
+}
+
+static void handoff_b(void *p) {
+    handoff *h = (handoff *)p;
+    rt_lock_acquire(&h->lock);
+    h->flag = 1;
+    rt_wake_all(&h->q);
+    rt_lock_release(&h->lock);
+    h->log[h->n++] = 'b';
+    rt_yield();
+    h->log[h->n++] = 'b';
+}
+
+static void handoff_main(void *p) {
+    rt_thread *a = rt_spawn("a", handoff_a, p, false);
+    rt_thread *b = rt_spawn("b", handoff_b, p, false);
+    rt_join(a);
+    rt_join(b);
+}
+
+static void handoff_reset(void *p) { memset(p, 0, sizeof(handoff)); }
+static bool handoff_not_bba(void *p) { return strcmp(((handoff *)p)->log, "bba") != 0; }
+
+static void dfs_bound_zero_never_switches_from_a_runnable_thread(void **state) {
+    handoff h;
+    dfs_stats st;
+    (void)state;
+    st = explore(0, handoff_main, &h, handoff_reset, handoff_not_bba, 1000);
+    assert_int_equal(st.runs, 2);
+    assert_int_equal(st.failures, 0);
+    assert_true(st.complete);
+    st = explore(1, handoff_main, &h, handoff_reset, handoff_not_bba, 1000);
+    assert_true(st.runs > 1);
+    assert_true(st.failures > 0); /* "bab", "abb": one preemption each */
+    free(st.failing_schedule);
+}
+
+/* rt_choose values are data, not preemptions, explored at their extremes:
+ * rt_choose(5) gives 0 and 4, rt_choose(2) both values: 2 x 2 = 4 runs at
+ * every bound, each pair once; rt_choose(1) is no choice. */
+static uint32_t seen_values[5][2];
+static void choose_main(void *p) {
+    uint32_t a = rt_choose(5), b = rt_choose(2);
+    (void)p;
+    (void)rt_choose(1);
+    seen_values[a][b]++;
+}
+
+static void dfs_explores_the_extremes_of_every_choose(void **state) {
+    (void)state;
+    memset(seen_values, 0, sizeof seen_values);
+    dfs_stats st = explore(0, choose_main, NULL, NULL, NULL, 1000);
+    assert_int_equal(st.runs, 4);
+    assert_true(st.complete);
+    assert_int_equal(seen_values[0][0], 1);
+    assert_int_equal(seen_values[0][1], 1);
+    assert_int_equal(seen_values[4][0], 1);
+    assert_int_equal(seen_values[4][1], 1);
+}
+
+/* A lost update: each thread reads the counter in one critical section and
+ * writes it back in another.  Without preemption each thread runs its two
+ * sections back to back; one preemption between them loses an increment. */
+typedef struct lost {
+    rt_lock lock;
+    int counter;
+} lost;
+
+static void lost_worker(void *p) {
+    lost *l = (lost *)p;
+    int v;
+    rt_lock_acquire(&l->lock);
+    v = l->counter;
+    rt_lock_release(&l->lock);
+    rt_lock_acquire(&l->lock);
+    l->counter = v + 1;
+    rt_lock_release(&l->lock);
+}
+
+static void lost_main(void *p) {
+    rt_thread *a = rt_spawn("a", lost_worker, p, false);
+    rt_thread *b = rt_spawn("b", lost_worker, p, false);
+    rt_join(a);
+    rt_join(b);
+}
+
+static void lost_reset(void *p) { memset(p, 0, sizeof(lost)); }
+static bool lost_failed(void *p) { return ((lost *)p)->counter != 2; }
+
+static void dfs_finds_a_bug_only_a_preemption_shows(void **state) {
+    lost l;
+    dfs_stats st0, st1;
+    sched_options o;
+    sched_result r;
+    (void)state;
+    st0 = explore(0, lost_main, &l, lost_reset, lost_failed, 100000);
+    assert_true(st0.complete);
+    assert_int_equal(st0.failures, 0);
+    st1 = explore(1, lost_main, &l, lost_reset, lost_failed, 100000);
+    assert_true(st1.complete);
+    assert_true(st1.failures > 0);
+    assert_true(st1.runs > st0.runs);
+    /* the failing run replays from its schedule string */
+    assert_non_null(st1.failing_schedule);
+    lost_reset(&l);
+    sched_options_default(&o);
+    o.schedule = st1.failing_schedule;
+    assert_int_equal(sched_run(&o, lost_main, &l, &r), 0);
+    assert_int_equal(r.status, SCHED_OK);
+    assert_int_equal(l.counter, 1);
+    sched_result_free(&r);
+    free(st1.failing_schedule);
+}
+
+/* Every run is a different leaf: distinct choice streams, and more of them
+ * as the bound rises, until the tree is exhausted. */
+static uint64_t hashes[20000];
+static uint64_t nhashes;
+
+static void dfs_runs_are_distinct_and_grow_with_the_bound(void **state) {
+    uint64_t prev = 0;
+    unsigned b;
+    (void)state;
+    for (b = 0; b < 3; b++) {
+        sched_dfs *d = sched_dfs_new(b);
+        uint64_t i, j;
+        nhashes = 0;
+        do {
+            counter_prog c;
+            sched_options o;
+            sched_result r;
+            memset(&c, 0, sizeof c);
+            c.nthreads = 2;
+            c.iterations = 2;
+            sched_options_default(&o);
+            o.strategy = SCHED_STRATEGY_DFS;
+            o.dfs = d;
+            assert_int_equal(sched_run(&o, counter_main, &c, &r), 0);
+            assert_int_equal(r.status, SCHED_OK);
+            assert_int_equal(c.counter, 4);
+            assert_true(nhashes < 20000);
+            hashes[nhashes++] = r.choice_hash;
+            sched_result_free(&r);
+        } while (sched_dfs_advance(d));
+        assert_true(sched_dfs_complete(d));
+        assert_int_equal(sched_dfs_runs(d), nhashes);
+        for (i = 0; i < nhashes; i++)
+            for (j = i + 1; j < nhashes; j++) assert_true(hashes[i] != hashes[j]);
+        assert_true(nhashes > prev);
+        prev = nhashes;
+        sched_dfs_free(d);
+    }
+}
+
+/* A program whose behaviour depends on something outside its choices. */
+static int outside;
+static void nondet_main(void *p) {
+    (void)p;
+    if (outside++ == 0) rt_join(rt_spawn("a", yield_once, NULL, false));
+}
+
+static void dfs_reports_a_nondeterministic_program(void **state) {
+    sched_dfs *d = sched_dfs_new(2);
+    sched_options o;
+    sched_result r;
+    (void)state;
+    outside = 0;
+    sched_options_default(&o);
+    o.strategy = SCHED_STRATEGY_DFS;
+    o.dfs = d;
+    assert_int_equal(sched_run(&o, nondet_main, NULL, &r), 0);
+    sched_result_free(&r);
+    assert_true(sched_dfs_advance(d));
+    assert_int_equal(sched_run(&o, nondet_main, NULL, &r), 0);
+    sched_result_free(&r);
+    assert_false(sched_dfs_advance(d));
+    assert_false(sched_dfs_complete(d));
+    assert_non_null(sched_dfs_error(d));
+    sched_dfs_free(d);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(dfs_counts_a_spawn_and_a_yield_by_hand),
+        cmocka_unit_test(dfs_bound_zero_never_switches_from_a_runnable_thread),
+        cmocka_unit_test(dfs_explores_the_extremes_of_every_choose),
+        cmocka_unit_test(dfs_finds_a_bug_only_a_preemption_shows),
+        cmocka_unit_test(dfs_runs_are_distinct_and_grow_with_the_bound),
+        cmocka_unit_test(dfs_reports_a_nondeterministic_program),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    sched_release_cache();
+    return failed;
+}
