@@ -231,12 +231,17 @@ def _statements(toks, lines):
     `{` or `}` (not an unbraced if/else/for body), is not a declaration or a
     return, and its tokens all sit on one line that holds nothing else."""
     out = []
+    depth_at, d = [], 0
+    for t in toks:
+        depth_at.append(d)
+        d += (t.text == "{") - (t.text == "}")
     i = 0
     n = len(toks)
     while i < n:
         t = toks[i]
         prev = toks[i - 1] if i else None
-        starts = prev is None or prev.text in (";", "{", "}")
+        # inside a function body (file scope holds no statements)
+        starts = depth_at[i] > 0 and prev is not None and prev.text in (";", "{", "}")
         if not starts or t.kind != "ident" or t.text in NOT_STATEMENT_START \
                 or TYPE_SUFFIX_RE.match(t.text) and i + 1 < n and toks[i + 1].kind == "ident":
             i += 1
