@@ -312,3 +312,17 @@ def test_project_equivalence_notes_name_real_mutants():
             have |= {m.id for m in mutagen.generate(f, p.read_text())}
     stale = sorted(set(eq) - have)
     assert not stale, stale
+
+
+def test_summarize_reads_the_progress_file(fx_mut):
+    """A run stopped part-way is summarized from progress.jsonl, one line per
+    finished mutant, with the same counts the finished run reports."""
+    p = subprocess.run([PY, str(SAB / "mutants.py"), "--summarize", str(fx_mut["out_dir"]),
+                        "--equivalent", str(fx_mut["out_dir"].parent / "equivalent.txt")],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    counts = json.loads(p.stdout.splitlines()[0])
+    s = fx_mut["score"]
+    for k in ("killed", "timeout", "survived", "equivalent", "compile-error", "score"):
+        assert counts[k] == s[k], (k, counts, s)
+    assert "=== lib/lib.c:26:14:arith  [NOT KILLED]" in p.stdout

@@ -98,14 +98,15 @@ def entry_of(m, index):
 
 
 def summarize(results, equivalent):
-    """Counts and the score over non-equivalent mutants."""
+    """Counts and the score over non-equivalent mutants (results: dicts as
+    Result.as_dict gives them, or progress.jsonl holds them)."""
     c = {"killed": 0, "timeout": 0, "survived": 0, "equivalent": 0, "compile-error": 0, "stale": 0}
     for r in results:
-        if r.outcome == "caught":
-            c["timeout" if r.kind == "timeout" else "killed"] += 1
-        elif r.outcome == "survived":
-            c["equivalent" if r.entry.name in equivalent else "survived"] += 1
-        elif r.outcome == "does-not-compile":
+        if r["outcome"] == "caught":
+            c["timeout" if r["kind"] == "timeout" else "killed"] += 1
+        elif r["outcome"] == "survived":
+            c["equivalent" if r["name"] in equivalent else "survived"] += 1
+        elif r["outcome"] == "does-not-compile":
             c["compile-error"] += 1
         else:
             c["stale"] += 1
@@ -128,6 +129,24 @@ def write_outputs(sweep, results, equivalent, counts, meta):
     (out / "survivors.txt").write_text("\n".join(surv) + ("\n" if surv else ""), encoding="utf-8")
     (out / "score.json").write_text(json.dumps(dict(meta, **counts), indent=1), encoding="utf-8")
     return rep
+
+
+def summarize_progress(d, checkout, equivalent_path):
+    try:
+        equivalent = load_equivalent(pathlib.Path(equivalent_path) if equivalent_path
+                                     else checkout / EQUIV)
+        rows = [json.loads(line) for line in (d / "progress.jsonl").read_text().splitlines() if line]
+    except (OSError, ValueError, sw.Bad) as ex:
+        print(f"mutants: cannot read {d / 'progress.jsonl'}: {ex}", file=sys.stderr)
+        return 2
+    c = summarize(rows, equivalent)
+    print(json.dumps(c))
+    for r in rows:
+        if r["outcome"] == "survived":
+            note = equivalent.get(r["name"])
+            print(f"\n=== {r['name']}" + (f"  [equivalent: {note}]" if note else "  [NOT KILLED]")
+                  + f"\n{r['why']}\n{r.get('diff', '')}")
+    return 0
 
 
 def main(argv=None):
@@ -157,6 +176,8 @@ def main(argv=None):
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--fail-under", type=float, default=None, metavar="PCT")
     ap.add_argument("--list", action="store_true", help="print the mutants and stop")
+    ap.add_argument("--summarize", metavar="DIR", default=None,
+                    help="counts and survivors of DIR/progress.jsonl (a run still going, or stopped)")
     ap.add_argument("--quiet", action="store_true")
     try:
         a = ap.parse_args(argv)
@@ -164,6 +185,8 @@ def main(argv=None):
         return 2 if ex.code else 0
     checkout = pathlib.Path(a.checkout).resolve()
     t0 = sw.now()
+    if a.summarize:
+        return summarize_progress(pathlib.Path(a.summarize), checkout, a.equivalent)
     try:
         ops = tuple(o.strip() for o in a.operators.split(",") if o.strip())
         bad = [o for o in ops if o not in mutagen.OPERATORS]
@@ -241,9 +264,7 @@ def main(argv=None):
     except KeyboardInterrupt:
         sw.kill_all()
         return 2
-    for r in results:
-        r.operator = r.entry.mutant.operator
-    counts = summarize(results, equivalent)
+    counts = summarize([r.as_dict() for r in results], equivalent)
     wall = sw.now() - t0
     meta = {"files": patterns, "operators": list(ops), "population": population,
             "diff": a.diff, "sample": a.sample, "seed": a.seed, "ran": len(results),
