@@ -305,6 +305,18 @@ def test_foreign_manifest_judged_by_the_whole_suite(fx, tmp_path):
     assert sorted(killed_by["any-add"]) == ["asan:test_add", "unit:test_add"]
 
 
+def test_named_sanitizer_catcher(fx, tmp_path):
+    data = json.loads(json.dumps(FOREIGN))
+    data["sanitizerCmakeArgs"] = json.loads((FIXTURE / "sabotage.json").read_text())["sanitizerCmakeArgs"]
+    data["sabotages"] = [dict(data["sabotages"][0], caughtBy=["asan:test_add"], failure="assertion")]
+    p = tmp_path / "named.json"
+    p.write_text(json.dumps(data))
+    rc, out, err = run_sweep("--checkout", str(fx), "--manifest", str(p), "--work", str(tmp_path / "w"),
+                             "--out", str(tmp_path / "o"))
+    assert rc == 0 and "caught by asan:test_add (assertion)" in out, out + err
+    assert "no 'survives' control" in out
+
+
 def test_only_reuses_a_cached_green_baseline(fx, tmp_path):
     args = ("--checkout", str(fx), "--work", str(tmp_path / "w"), "--out", str(tmp_path / "o"))
     rc, out, err = run_sweep(*args, "--only", "add-broken")
