@@ -140,12 +140,15 @@ def summarize_progress(d, checkout, equivalent_path):
         print(f"mutants: cannot read {d / 'progress.jsonl'}: {ex}", file=sys.stderr)
         return 2
     c = summarize(rows, equivalent)
-    print(json.dumps(c))
-    for r in rows:
-        if r["outcome"] == "survived":
-            note = equivalent.get(r["name"])
-            print(f"\n=== {r['name']}" + (f"  [equivalent: {note}]" if note else "  [NOT KILLED]")
-                  + f"\n{r['why']}\n{r.get('diff', '')}")
+    try:
+        print(json.dumps(c))
+        for r in rows:
+            if r["outcome"] == "survived":
+                note = equivalent.get(r["name"])
+                print(f"\n=== {r['name']}" + (f"  [equivalent: {note}]" if note else "  [NOT KILLED]")
+                      + f"\n{r['why']}\n{r.get('diff', '')}")
+    except BrokenPipeError:  # `--summarize DIR | head`
+        sys.stdout = open(os.devnull, "w")
     return 0
 
 
