@@ -243,7 +243,9 @@ def _statements(toks, lines):
         # inside a function body (file scope holds no statements)
         starts = depth_at[i] > 0 and prev is not None and prev.text in (";", "{", "}")
         if not starts or t.kind != "ident" or t.text in NOT_STATEMENT_START \
-                or TYPE_SUFFIX_RE.match(t.text) and i + 1 < n and toks[i + 1].kind == "ident":
+                or TYPE_SUFFIX_RE.match(t.text) and i + 1 < n and \
+                (toks[i + 1].kind == "ident" or toks[i + 1].text == "*"
+                 and i + 2 < n and toks[i + 2].kind == "ident" and toks[i + 3].text in (";", "=", ",", "[")):
             i += 1
             continue
         # find the ';' ending it, on the same line, brackets balanced
