@@ -243,9 +243,7 @@ def _statements(toks, lines):
         # inside a function body (file scope holds no statements)
         starts = depth_at[i] > 0 and prev is not None and prev.text in (";", "{", "}")
         if not starts or t.kind != "ident" or t.text in NOT_STATEMENT_START \
-                or TYPE_SUFFIX_RE.match(t.text) and i + 1 < n and \
-                (toks[i + 1].kind == "ident" or toks[i + 1].text == "*"
-                 and i + 2 < n and toks[i + 2].kind == "ident" and toks[i + 3].text in (";", "=", ",", "[")):
+                or TYPE_SUFFIX_RE.match(t.text) and _declares(toks, i):
             i += 1
             continue
         # find the ';' ending it, on the same line, brackets balanced
@@ -280,6 +278,16 @@ def _statements(toks, lines):
         out.append((i, j, kind))
         i = j + 1
     return out
+
+
+def _declares(toks, i):
+    """`T name`, `T *name;`, `T **name = ...`: a declaration of type T."""
+    j = i + 1
+    while j < len(toks) and toks[j].text == "*":
+        j += 1
+    if j >= len(toks) or toks[j].kind != "ident":
+        return False
+    return j == i + 1 or (j + 1 < len(toks) and toks[j + 1].text in (";", "=", ",", "["))
 
 
 def _split_args(toks, open_i, close_i):
