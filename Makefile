@@ -75,5 +75,12 @@ matrix:
 	@ci/deps.sh all
 	ci/matrix/run.sh
 
+# make mutants   generated mutants of core/src against the whole suite (docs/mutation.md):
+#   FILES='harness/sim/*.c' SAMPLE=N MUTANT_SEED=S DIFF=BASE (only mutants on lines changed since BASE)
+.PHONY: mutants
+mutants: deps
+	/usr/bin/python3 ci/sabotage/mutants.py $(foreach f,$(FILES),--files '$(f)') \
+	  $(if $(SAMPLE),--sample $(SAMPLE) --seed $(or $(MUTANT_SEED),1)) $(if $(DIFF),--diff $(DIFF))
+
 clean:
 	rm -rf $(BUILD)

@@ -48,18 +48,23 @@ def build(manifest, results, sources, perf, tests):
     for r in results:
         f = files.setdefault(r["file"], {"language": "c", "source": sources.get(r["file"], ""),
                                           "mutants": []})
+        status = STATUS[r["outcome"]]
+        if status == "Killed" and r.get("kind") == "timeout":
+            status = "Timeout"
         m = {
-            "id": r["name"],
-            "mutatorName": r.get("failure") or r["expect"],
-            "location": _location(f["source"], r["find"]),
-            "status": STATUS[r["outcome"]],
+            "id": r.get("id") or r["name"],
+            "mutatorName": r.get("operator") or r.get("failure") or r["expect"],
+            "location": r.get("location") or _location(f["source"], r["find"]),
+            "status": status,
             "description": r["why"],
             "replacement": r["replace"],
             "duration": round(r["seconds"] * 1000.0, 1),
             "testsCompleted": len(r.get("ran", [])),
             "statusReason": r["summary"],
         }
-        if r.get("catcher"):
+        if r.get("catchers"):
+            m["killedBy"] = [c["catcher"] for c in r["catchers"]]
+        elif r.get("catcher"):
             m["killedBy"] = [r["catcher"]]
         if r.get("declared"):
             m["coveredBy"] = list(r["declared"])

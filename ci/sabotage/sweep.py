@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import difflib
+import hashlib
 import json
 import os
 import pathlib
@@ -49,7 +50,14 @@ DEFAULTS = {
                         "--strategy", "{strategy}", "{scenario}"],
     "defaultSeeds": 200,
     "defaultStrategy": "pct",
-    "fallbackSeeds": 50,
+    # The fallback is the suite as `make test` runs it: every scenario under
+    # both strategies at ci/test_scenarios.py's seed count, and the unit
+    # executables of the default and the sanitizer build.
+    "fallbackSeeds": 200,
+    "fallbackStrategy": "both",
+    "fallbackSanitizer": True,
+    "sanitizerCmakeArgs": ["-DCMAKE_BUILD_TYPE=Debug", "-DTPHEAL_SANITIZE=address",
+                           "-DCMAKE_C_COMPILER=clang"],
     "baselineTimeoutSeconds": 120,
     # ctest names whose executables form the fallback set (the conformance
     # comparison is not a unit test of the rules and takes seconds).
@@ -58,7 +66,8 @@ DEFAULTS = {
 CONFIG_TYPES = {"cmakeArgs": list, "harnessTarget": str, "harnessTargets": list,
                 "fallbackExclude": dict, "scenarioDir": str,
                 "scenarioCommand": list, "defaultSeeds": int, "defaultStrategy": str,
-                "fallbackSeeds": int, "baselineTimeoutSeconds": int, "unitPrefixes": list}
+                "fallbackSeeds": int, "fallbackStrategy": str, "fallbackSanitizer": bool,
+                "sanitizerCmakeArgs": list, "baselineTimeoutSeconds": int, "unitPrefixes": list}
 
 
 class Bad(Exception):
@@ -125,6 +134,17 @@ def kill_all():
             _killpg(pid)
 
 
+def stop_on_signals():
+    """SIGTERM/SIGINT end the run at once, catchers included: the main thread
+    waits in the thread pool, where a KeyboardInterrupt is not delivered
+    until every worker has finished its entry (measured: minutes)."""
+    def handler(signum, frame):
+        kill_all()
+        os._exit(2)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, handler)
+
+
 # ---------------------------------------------------------------- results
 @dataclass
 class Run:
@@ -153,6 +173,7 @@ class Result:
     schedules: int | None = None
     seed: str | None = None
     ran: list = field(default_factory=list)
+    catchers: list = field(default_factory=list)  # every failed catcher run
     transcript: str = ""
     diff: str = ""
 
@@ -163,7 +184,10 @@ class Result:
                 "declared": [c.label for c in e.caught_by], "outcome": self.outcome,
                 "ok": self.ok, "summary": self.summary, "seconds": round(self.seconds, 2),
                 "catcher": self.catcher, "kind": self.kind, "schedules": self.schedules,
-                "seed": self.seed, "ran": self.ran}
+                "seed": self.seed, "ran": self.ran, "catchers": self.catchers,
+                "id": getattr(e, "mutant", None) and e.mutant.id,
+                "operator": getattr(e, "mutant", None) and e.mutant.operator,
+                "location": getattr(e, "mutant", None) and e.mutant.location()}
 
 
 # ---------------------------------------------------------------- failure kinds
@@ -301,12 +325,14 @@ def parse_harness_json(rc, output):
 class Worker:
     """A copy of the tracked files and its own build directory."""
 
-    def __init__(self, idx, checkout, workroot, files, cfg, jobs, source=None):
+    def __init__(self, idx, checkout, workroot, files, cfg, jobs, source=None,
+                 build="build", cmake_args=None):
         self.idx = idx
         self.checkout = source or checkout
         self.dir = workroot / f"w{idx}"
         self.src = self.dir / "src"
-        self.build = self.dir / "build"
+        self.build = self.dir / build
+        self.cmake_args = list(cfg["cmakeArgs"] if cmake_args is None else cmake_args)
         self.files = files
         self.cfg = cfg
         self.jobs = jobs
@@ -314,6 +340,12 @@ class Worker:
         self.fallback_units = []  # executables whose ctest name has a unit prefix
         self.harness = None
         self.built_all = False
+        # The sanitizer build of the same copy (its own build dir), when the
+        # fallback includes it; built only when a run reaches its catchers.
+        self.san = None
+        if cfg.get("fallbackSanitizer") and cmake_args is None:
+            self.san = Worker(idx, checkout, workroot, files, cfg, jobs, source,
+                              build="build-san", cmake_args=cfg["sanitizerCmakeArgs"])
 
     def sync(self):
         """Make src an exact copy of the checkout's tracked files, writing only
@@ -343,7 +375,7 @@ class Worker:
         # copy are cache hits instead of compiles (see build_env).
         launcher = ["-DCMAKE_C_COMPILER_LAUNCHER=ccache"] if shutil.which("ccache") else []
         rc, out, _ = run_bounded(["cmake", "-S", str(self.src), "-B", str(self.build)] + gen
-                                 + launcher + list(self.cfg["cmakeArgs"]), 600,
+                                 + launcher + self.cmake_args, 600,
                                  env=self.build_env())
         if rc != 0:
             raise Bad(f"sweep: configuring the copy failed:\n{out[-4000:]}")
@@ -393,11 +425,16 @@ class Worker:
     def targets_for(self, catchers):
         t = set()
         for c in catchers:
+            if c.kind == "asan":
+                continue  # built in the sanitizer copy (san_targets)
             if c.kind == "unit":
                 t.add(c.name)
             else:
                 t.update(self.cfg["harnessTargets"])
         return t
+
+    def san_targets(self, catchers):
+        return {c.name for c in catchers if c.kind == "asan"}
 
     def fallback_targets(self):
         """What the fallback set needs: every unit executable it runs and the
@@ -406,6 +443,11 @@ class Worker:
         return set(self.fallback_units) | set(self.cfg["harnessTargets"])
 
     def command(self, c):
+        if c.kind == "asan":
+            if self.san is None:
+                raise Bad(f"sweep: catcher '{c.label}' needs the sanitizer build "
+                          f"(fallbackSanitizer is off)")
+            return self.san.command(mf.Catcher("unit", c.name, args=c.args))
         if c.kind == "unit":
             cmd = self.units.get(c.name)
             if not cmd:
@@ -431,8 +473,14 @@ class Worker:
 
     def run(self, c, bound):
         cmd = self.command(c)
-        rc, out, secs = run_bounded(cmd, bound, cwd=self.src, fresh=True)
-        if c.kind == "unit":
+        env = None
+        if c.kind == "asan":
+            # as ci/test_unit.py runs the sanitizer build
+            env = dict(os.environ)
+            env.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")
+            env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
+        rc, out, secs = run_bounded(cmd, bound, cwd=self.src, env=env, fresh=True)
+        if c.kind in ("unit", "asan"):
             failed = rc != 0
             kind = unit_kind(rc, out) if failed else None
             return Run(c.label, cmd, failed, kind, secs, out, rc)
@@ -447,11 +495,14 @@ class Sweep:
         self.checkout = pathlib.Path(checkout).resolve()
         self.rev = rev
         self.ignore_red_fallback = False
+        self.stop_at_first = False  # the fallback stops at its first failure
+        self.on_result = None       # called with each Result as it finishes
         self.m = manifest
         self.cfg = dict(DEFAULTS)
         for k, typ in CONFIG_TYPES.items():
             if k in manifest.raw:
-                if not isinstance(manifest.raw[k], typ) or isinstance(manifest.raw[k], bool):
+                if not isinstance(manifest.raw[k], typ) or \
+                        (typ is not bool and isinstance(manifest.raw[k], bool)):
                     raise Bad(f"{manifest.path}: top-level '{k}' must be a {typ.__name__}")
                 self.cfg[k] = manifest.raw[k]
         self.floor = float(manifest.raw.get("timeoutSeconds", HANG_FLOOR))
@@ -541,8 +592,24 @@ class Sweep:
                 built |= targets
                 w.discover()
             w.built_all = True
+            if w.san is not None:
+                s = w.san
+                s.configure()
+                s.discover()
+                built = set()
+                for _ in range(3):
+                    targets = set(s.fallback_units) | set(named_san)
+                    if targets <= built:
+                        break
+                    ok, out, secs = s.cmake_build(targets)
+                    if not ok:
+                        raise Bad(f"sweep: the unpatched copy's sanitizer build does not build "
+                                  f"(worker {w.idx}):\n{out[-6000:]}")
+                    built |= targets
+                    s.discover()
 
         named_units = {c.name for e in entries for c in e.caught_by if c.kind == "unit"}
+        named_san = {c.name for e in entries for c in e.caught_by if c.kind == "asan"}
 
         if shutil.which("ccache"):
             # One copy at a time, each with every core: the first fills the
@@ -550,8 +617,12 @@ class Sweep:
             # would compile everything twice.
             for w in self.workers:
                 w.jobs = os.cpu_count() or 2
+                if w.san:
+                    w.san.jobs = w.jobs
                 prep(w)
                 w.jobs = per_build_jobs
+                if w.san:
+                    w.san.jobs = per_build_jobs
         else:
             with concurrent.futures.ThreadPoolExecutor(n) as ex:
                 list(ex.map(prep, self.workers))
@@ -567,11 +638,28 @@ class Sweep:
             for c in e.caught_by:
                 named.setdefault(self.key(c), c)
         full = [mf.Catcher("unit", u) for u in sorted(w0.fallback_units)]
-        full += [mf.Catcher("scenario", s, seeds=self.cfg["fallbackSeeds"]) for s in w0.scenarios()]
+        full += [mf.Catcher("scenario", s, seeds=self.cfg["fallbackSeeds"],
+                            strategy=self.cfg["fallbackStrategy"]) for s in w0.scenarios()]
+        if w0.san is not None:
+            full += [mf.Catcher("asan", u) for u in sorted(w0.san.fallback_units)]
         self.full_set = full
         todo = list(named.values()) + [c for c in full if self.key(c) not in named]
         for c in todo:
             w0.command(c)  # raises Bad for unknown catchers before anything runs
+        cache_key = self.baseline_key()
+        cached = self.read_baseline_cache(cache_key)
+        if cached is not None and all(self.key(c) in cached for c in todo):
+            # A green baseline of this very tree and configuration: `--only`
+            # need not re-run the whole set (docs/sabotage.md, Baseline).
+            self.baseline.update(cached)
+            self.order_full_set()
+            self.perf["initialRun"] = (now() - t0) * 1000
+            self.write_transcript("baseline", f"reused the cached green baseline {cache_key}\n")
+            self.say(f"baseline: reused the cached green run of this tree ({len(todo)} catchers)")
+            return
+        if cached is not None:
+            self.baseline.update(cached)
+            todo = [c for c in todo if self.key(c) not in cached]
         self.say(f"baseline: {len(todo)} catcher runs")
         lines, red = [], []
         red_keys = set()
@@ -609,12 +697,52 @@ class Sweep:
             red = []
         if red:
             raise Bad(*red)
+        self.write_baseline_cache(cache_key)
+        self.order_full_set()
         total = sum(self.baseline.values())
         self.say(f"baseline: green, {len(todo)} runs, {total:.1f} s of catcher time")
 
     @staticmethod
     def key(c):
         return c.label + repr((c.seeds, c.strategy, c.args))
+
+    def order_full_set(self):
+        """Cheapest first, the sanitizer build's catchers last (they need a
+        second rebuild): when the first failure ends the run, the suite's
+        verdict costs the least."""
+        self.full_set.sort(key=lambda c: (c.kind == "asan", self.baseline.get(self.key(c), 0.0),
+                                          c.label))
+
+    def baseline_key(self):
+        """What a green baseline depends on: every tracked file's content, the
+        sweep's configuration and the catchers' code (this directory)."""
+        h = hashlib.sha256()
+        for rel in sorted(self.workers[0].files):
+            p = self.source / rel
+            h.update(rel.encode() + b"\0")
+            h.update(hashlib.sha256(p.read_bytes()).digest() if p.is_file() else b"-")
+        h.update(json.dumps(self.cfg, sort_keys=True).encode())
+        h.update(json.dumps(float(self.floor)).encode())
+        for f in sorted(pathlib.Path(__file__).resolve().parent.glob("*.py")):
+            h.update(f.read_bytes())
+        return h.hexdigest()[:20]
+
+    def read_baseline_cache(self, key):
+        p = self.workroot / "baseline-cache.json"
+        try:
+            doc = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(doc, dict) or doc.get("key") != key or not isinstance(doc.get("times"), dict):
+            return None
+        return {k: float(v) for k, v in doc["times"].items()}
+
+    def write_baseline_cache(self, key):
+        """Only a green baseline is written (a red one exits before this)."""
+        p = self.workroot / "baseline-cache.json"
+        old = self.read_baseline_cache(key) or {}
+        old.update(self.baseline)
+        p.write_text(json.dumps({"key": key, "times": old}, indent=1, sort_keys=True), encoding="utf-8")
 
     def bound(self, c, e):
         b = max(self.floor, HANG_FACTOR * self.baseline.get(self.key(c), self.floor))
@@ -627,10 +755,11 @@ class Sweep:
         t0 = now()
         log = [f"entry: {e.name}\nexpect: {e.expect}"
                + (f" ({e.failure}) by {', '.join(c.label for c in e.caught_by)}" if e.caught_by else "")
+               + (" by anything in the suite" if e.expect == "caught" and not e.caught_by else "")
                + f"\nwhy: {e.why}\n", "patch:\n" + e.diff()]
         path = w.src / self.rel(e)
         original = path.read_text(encoding="utf-8")
-        count = original.count(e.find)
+        mutant = getattr(e, "mutant", None)
 
         diff = [e.diff()]
 
@@ -641,14 +770,22 @@ class Sweep:
             self.write_transcript(e.name, r.transcript)
             return r
 
-        if count != 1:
-            return done("stale", False, f"'find' matches {count} times in {self.rel(e)}")
-        patched = original.replace(e.find, e.replace, 1)
+        if mutant is not None:
+            # a generated mutant names its lines, not a unique text
+            patched = mutant.apply(original)
+            if patched is None:
+                return done("stale", False, f"line {mutant.first} of {self.rel(e)} has changed")
+        else:
+            count = original.count(e.find)
+            if count != 1:
+                return done("stale", False, f"'find' matches {count} times in {self.rel(e)}")
+            patched = original.replace(e.find, e.replace, 1)
         if patched == original:
             return done("inert", False, "the patch leaves the file unchanged")
         diff[0] = "".join(difflib.unified_diff(original.splitlines(True), patched.splitlines(True),
                                                f"a/{self.rel(e)}", f"b/{self.rel(e)}"))
         log[1] = "patch:\n" + diff[0]
+        san_built = [False]
         try:
             path.write_text(patched, encoding="utf-8")
             w.built_all = False
@@ -670,13 +807,29 @@ class Sweep:
             if e.expect == "refused-by-build":
                 return done("survived", False,
                             f"the build accepted it (expected an error containing '{e.build_error}')")
+
+            def run_one(c):
+                if c.kind == "asan" and not san_built[0]:
+                    targets = (set(w.san.fallback_units) if c in self.full_set else set()) \
+                        | w.san_targets(first) | {c.name}
+                    ok, out, secs = w.san.cmake_build(targets)
+                    log.append(f"build (sanitizer copy): {'ok' if ok else 'FAILED'} in {secs:.1f} s\n"
+                               + (out[-20000:] if not ok else ""))
+                    if not ok:
+                        return None
+                    san_built[0] = True
+                r = w.run(c, self.bound(c, e))
+                log.append(self.run_log(r, self.bound(c, e)))
+                return r
+
             ran = []
             for c in first:
-                r = w.run(c, self.bound(c, e))
+                r = run_one(c)
+                if r is None:
+                    return done("does-not-compile", False, "the sanitizer build of the patch fails")
                 ran.append(c.label)
-                log.append(self.run_log(r, self.bound(c, e)))
                 if r.failed:
-                    return self.judge(e, r, ran, named=True, done=done, want=c.failure or e.failure)
+                    return self.judge(e, [r], ran, named=True, done=done, want=c.failure or e.failure)
                 log.append(f"(named catcher {c.label} missed)")
             # The named catchers missed (or none were named): the whole set, so
             # a catch by something else is seen and a control is really tested.
@@ -689,14 +842,22 @@ class Sweep:
                                 "the catchers built but the rest of the tree does not")
                 w.built_all = True
             named = {self.key(c) for c in first}
+            caught = []
             for c in self.full_set:
                 if self.key(c) in named:
                     continue
-                r = w.run(c, self.bound(c, e))
+                r = run_one(c)
+                if r is None:
+                    return done("does-not-compile", False, "the sanitizer build of the patch fails")
                 ran.append(c.label)
-                log.append(self.run_log(r, self.bound(c, e)))
                 if r.failed:
-                    return self.judge(e, r, ran, named=False, done=done)
+                    caught.append(r)
+                    # Every catcher is listed unless only the verdict is wanted
+                    # (the mutation score: killed is killed).
+                    if self.stop_at_first:
+                        break
+            if caught:
+                return self.judge(e, caught, ran, named=False, done=done)
             if e.expect == "survives":
                 return done("survived", True, f"nothing failed ({len(ran)} catcher runs)", ran=ran)
             return done("survived", False,
@@ -714,17 +875,34 @@ class Sweep:
                 + (r.output if len(r.output) <= OUTPUT_KEEP else
                    "[...]\n" + r.output[-OUTPUT_KEEP:]))
 
-    def judge(self, e, r, ran, named, done, want=None):
+    def judge(self, e, runs, ran, named, done, want=None):
+        """runs: the failed catcher runs, in run order (all of them when the
+        whole set ran); the first decides the outcome, all are listed."""
         want = want or e.failure
-        kw = dict(catcher=r.label, kind=r.kind, schedules=r.schedules, seed=r.seed, ran=ran)
+        r = runs[0]
+        if not named and not e.caught_by and e.expect == "caught":
+            # no catcher named: anything in the suite may catch it; a declared
+            # kind must be among the kinds seen
+            hit = [x for x in runs if want is None or x.kind == want]
+            if hit:
+                r = hit[0]
+        kw = dict(catcher=r.label, kind=r.kind, schedules=r.schedules, seed=r.seed, ran=ran,
+                  catchers=[{"catcher": x.label, "kind": x.kind, "schedules": x.schedules,
+                             "seed": x.seed} for x in runs])
         where = f"{r.label}" + (f" after {r.schedules} schedules" if r.schedules else "") \
             + (f" (seed {r.seed})" if r.seed else "")
+        also = f"; also {', '.join(x.label for x in runs if x is not r)}" if len(runs) > 1 else ""
         if e.expect == "survives":
             return done("caught-by-other" if not named else "caught", False,
-                        f"a control was caught by {where} ({r.kind})", **kw)
+                        f"a control was caught by {where} ({r.kind}){also}", **kw)
+        if not named and not e.caught_by:
+            if want is None or r.kind == want:
+                return done("caught", True, f"caught by {where} ({r.kind}){also}", **kw)
+            return done("wrong-kind", False, f"caught by {where} as {r.kind}, {want} expected{also}",
+                        **kw)
         if not named:
             return done("caught-by-other", False,
-                        f"caught by {where} ({r.kind}), none of the named catchers", **kw)
+                        f"caught by {where} ({r.kind}), none of the named catchers{also}", **kw)
         if r.kind == want:
             return done("caught", True, f"caught by {where} ({r.kind})", **kw)
         if r.kind == "timeout":
@@ -734,7 +912,7 @@ class Sweep:
     def write_transcript(self, name, text):
         d = self.out / "transcripts"
         d.mkdir(parents=True, exist_ok=True)
-        (d / f"{name}.txt").write_text(text, encoding="utf-8")
+        (d / f"{transcript_stem(name)}.txt").write_text(text, encoding="utf-8")
 
     # -- all entries ---------------------------------------------------------
     def run(self, entries):
@@ -763,7 +941,10 @@ class Sweep:
                     el = now() - t0
                     left = el / k * (len(entries) - k)
                 tail = f"({r.seconds:.1f} s, ~{left:.0f} s left)"
-                mark = "" if r.ok else "  <-- NOT AS DECLARED"
+                mark = "" if r.ok or getattr(e, "mutant", None) else "  <-- NOT AS DECLARED"
+                if self.on_result is not None:
+                    with lock:
+                        self.on_result(r)
                 self.say(f"[{k:>{width}}/{len(entries)}] {e.name} ... {r.summary} {tail}{mark}")
 
         with concurrent.futures.ThreadPoolExecutor(len(self.workers)) as ex:
@@ -788,6 +969,12 @@ class Sweep:
         (self.out / "results.json").write_text(
             json.dumps([r.as_dict() for r in results], indent=1), encoding="utf-8")
         return rep
+
+
+def transcript_stem(name):
+    """A file name for an entry's transcript (a generated mutant's id has
+    slashes and colons)."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
 
 
 def parse_shard(s):
@@ -880,6 +1067,10 @@ def main(argv=None):
         if not entries:
             print("sweep: this shard has no entries")
             return 0
+        stop_on_signals()
+        if not any(e.expect == "survives" for e in m.entries) and not a.quiet:
+            print("sweep: note: no 'survives' control in the manifest, so nothing here shows "
+                  "the suite does not fail on any change at all")
         results = sw.run(entries)
         sw.write_reports(results)
     except Bad as ex:

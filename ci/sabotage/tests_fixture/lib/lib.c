@@ -1,5 +1,8 @@
 #include "lib.h"
 
+/* A build-time rule: its negation is a generated mutant that cannot compile. */
+_Static_assert(sizeof(int) >= 2, "int has at least 16 bits");
+
 int fx_add(int a, int b)
 {
     return a + b;

@@ -1,0 +1,292 @@
+#!/usr/bin/env python3
+"""Generated mutants run through the sabotage sweep's machinery: the
+mutation score of the suite against defects nobody chose.
+
+Each mutant (mutagen.py: relational/arithmetic/logical operators, constants
++-1, statement, call and lock/unlock deletion, atomic -> plain, swapped
+statements) becomes an entry without `caughtBy`: the sweep applies it to a
+worker's copy, rebuilds incrementally, and runs the suite's catchers --
+unit tests, every scenario under both strategies at the suite's seed count,
+the sanitizer build's unit tests -- cheapest first, stopping at the first
+that fails (killed; a hang past the bound is a timeout, also killed).  A
+mutant that does not build is a compile error, outside the score.
+
+  python3 ci/sabotage/mutants.py                        # every mutant of core/src
+  python3 ci/sabotage/mutants.py --files 'harness/sim/*.c' --sample 50 --seed 1
+  python3 ci/sabotage/mutants.py --diff origin/main     # only mutants on changed lines
+  python3 ci/sabotage/mutants.py --list                 # ids and diffs, nothing runs
+
+Score = killed / (killed + survived), equivalent mutants (ci/mutants/
+equivalent.txt) left out.  Exit 0, or 1 when the score is below
+--fail-under, 2 for a bad invocation or a red baseline.  docs/mutation.md is
+the guide and holds the published score.
+
+Python 3.11 standard library only.
+"""
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import pathlib
+import random
+import subprocess
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import manifest as mf  # noqa: E402
+import mutagen  # noqa: E402
+import sweep as sw  # noqa: E402
+
+DEFAULT_FILES = ["core/src/*.c"]
+EQUIV = "ci/mutants/equivalent.txt"
+# the suite's seeds per strategy (ci/test_scenarios.py: TPHEAL_SCENARIO_SEEDS)
+SUITE_SEEDS = 200
+
+
+def load_equivalent(path):
+    """{mutant id: reason} from lines `ID  reason` ('#' starts a comment line).
+    Malformed lines are `file:line:col: what` errors (exit 2)."""
+    out = {}
+    if not path.is_file():
+        return out
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        parts = line.split(None, 1)
+        if len(parts) != 2 or parts[0].count(":") != 3:
+            raise sw.Bad(f"{path}:{n}:1: expected 'FILE:LINE:COL:OPERATOR  reason'")
+        if parts[0] in out:
+            raise sw.Bad(f"{path}:{n}:1: mutant '{parts[0]}' listed twice")
+        out[parts[0]] = parts[1].strip()
+    return out
+
+
+def glob_match(path, pattern):
+    """A glob per path component: `core/src/*.c` is not core/src/win/x.c
+    (that backend is never compiled by a Linux build, so its mutants would
+    all "survive")."""
+    a, b = path.split("/"), pattern.split("/")
+    return len(a) == len(b) and all(fnmatch.fnmatchcase(x, y) for x, y in zip(a, b))
+
+
+def collect(checkout, patterns, files, operators):
+    """Mutants of the tracked files matching the patterns, in file order."""
+    chosen = sorted(f for f in files if f.endswith(".c") and any(glob_match(f, p) for p in patterns))
+    muts = []
+    for rel in chosen:
+        text = (checkout / rel).read_text(encoding="utf-8")
+        muts += mutagen.generate(rel, text, operators)
+    return chosen, muts
+
+
+def sample(muts, n, seed):
+    """A deterministic sample (random.Random(seed)) in the order drawn, so
+    that the mutants finished when a long run is stopped are themselves a
+    uniform sample (progress.jsonl keeps them)."""
+    if n is None:
+        return list(muts)
+    return [muts[i] for i in random.Random(seed).sample(range(len(muts)), min(n, len(muts)))]
+
+
+def entry_of(m, index):
+    e = mf.Entry(index, m.id, m.file, "\n".join(m.before), "\n".join(m.after), "caught",
+                 m.description, None, None, [], None, m.first)
+    e.mutant = m
+    return e
+
+
+def summarize(results, equivalent):
+    """Counts and the score over non-equivalent mutants (results: dicts as
+    Result.as_dict gives them, or progress.jsonl holds them)."""
+    c = {"killed": 0, "timeout": 0, "survived": 0, "equivalent": 0, "compile-error": 0, "stale": 0}
+    for r in results:
+        if r["outcome"] == "caught":
+            c["timeout" if r["kind"] == "timeout" else "killed"] += 1
+        elif r["outcome"] == "survived":
+            c["equivalent" if r["name"] in equivalent else "survived"] += 1
+        elif r["outcome"] == "does-not-compile":
+            c["compile-error"] += 1
+        else:
+            c["stale"] += 1
+    killed = c["killed"] + c["timeout"]
+    denom = killed + c["survived"]
+    c["score"] = round(100.0 * killed / denom, 1) if denom else None
+    return c
+
+
+def write_outputs(sweep, results, equivalent, counts, meta):
+    rep = sweep.write_reports(results)
+    out = sweep.out
+    surv = []
+    for r in results:
+        if r.outcome != "survived":
+            continue
+        note = equivalent.get(r.entry.name)
+        surv.append(f"=== {r.entry.name}" + (f"  [equivalent: {note}]" if note else "  [NOT KILLED]")
+                    + f"\n{r.entry.why}\n{r.diff}")
+    (out / "survivors.txt").write_text("\n".join(surv) + ("\n" if surv else ""), encoding="utf-8")
+    (out / "score.json").write_text(json.dumps(dict(meta, **counts), indent=1), encoding="utf-8")
+    return rep
+
+
+def summarize_progress(d, checkout, equivalent_path):
+    try:
+        equivalent = load_equivalent(pathlib.Path(equivalent_path) if equivalent_path
+                                     else checkout / EQUIV)
+        rows = [json.loads(line) for line in (d / "progress.jsonl").read_text().splitlines() if line]
+    except (OSError, ValueError, sw.Bad) as ex:
+        print(f"mutants: cannot read {d / 'progress.jsonl'}: {ex}", file=sys.stderr)
+        return 2
+    c = summarize(rows, equivalent)
+    try:
+        print(json.dumps(c))
+        for r in rows:
+            if r["outcome"] == "survived":
+                note = equivalent.get(r["name"])
+                print(f"\n=== {r['name']}" + (f"  [equivalent: {note}]" if note else "  [NOT KILLED]")
+                      + f"\n{r['why']}\n{r.get('diff', '')}")
+    except BrokenPipeError:  # `--summarize DIR | head`
+        sys.stdout = open(os.devnull, "w")
+    return 0
+
+
+def main(argv=None):
+    here = pathlib.Path(__file__).resolve()
+    ap = argparse.ArgumentParser(description="Mutation score of the suite on generated mutants.")
+    ap.add_argument("--checkout", default=str(here.parent.parent.parent))
+    ap.add_argument("--files", action="append", default=[],
+                    help="glob of tracked .c files to mutate (repeatable; default core/src/*.c)")
+    ap.add_argument("--operators", default=",".join(mutagen.OPERATORS),
+                    help="comma-separated subset of: " + ", ".join(mutagen.OPERATORS))
+    ap.add_argument("--diff", metavar="BASE", default=None,
+                    help="only mutants on lines changed since BASE (git diff -U0 BASE)")
+    ap.add_argument("--sample", type=int, default=None, help="run N mutants drawn with --seed")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--only", action="append", default=[], help="run only this mutant id (repeatable)")
+    ap.add_argument("--config", default=None,
+                    help="manifest whose top-level keys configure the catchers "
+                         "(default CHECKOUT/sabotage.json; its entries are not run)")
+    ap.add_argument("--seeds", type=int, default=SUITE_SEEDS,
+                    help=f"scenario seeds per strategy (default {SUITE_SEEDS}, the suite's)")
+    ap.add_argument("--no-sanitizer", action="store_true", help="leave the sanitizer build out")
+    ap.add_argument("--all-catchers", action="store_true",
+                    help="run every catcher on each mutant and list them all (slower)")
+    ap.add_argument("--equivalent", default=None, help=f"default CHECKOUT/{EQUIV}")
+    ap.add_argument("--work", default=None, help="copies and builds (default CHECKOUT/build/mutants)")
+    ap.add_argument("--out", default=None, help="reports (default CHECKOUT/build/mutants/report)")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--fail-under", type=float, default=None, metavar="PCT")
+    ap.add_argument("--list", action="store_true", help="print the mutants and stop")
+    ap.add_argument("--summarize", metavar="DIR", default=None,
+                    help="counts and survivors of DIR/progress.jsonl (a run still going, or stopped)")
+    ap.add_argument("--quiet", action="store_true")
+    try:
+        a = ap.parse_args(argv)
+    except SystemExit as ex:
+        return 2 if ex.code else 0
+    checkout = pathlib.Path(a.checkout).resolve()
+    t0 = sw.now()
+    if a.summarize:
+        return summarize_progress(pathlib.Path(a.summarize), checkout, a.equivalent)
+    try:
+        ops = tuple(o.strip() for o in a.operators.split(",") if o.strip())
+        bad = [o for o in ops if o not in mutagen.OPERATORS]
+        if bad or not ops:
+            raise sw.Bad(f"mutants: unknown operator(s) {', '.join(bad) or '(none)'}; "
+                         f"known: {', '.join(mutagen.OPERATORS)}")
+        if a.sample is not None and a.sample < 1:
+            raise sw.Bad("mutants: --sample must be at least 1")
+        p = subprocess.run(["git", "ls-files", "-z"], cwd=checkout, capture_output=True)
+        if p.returncode != 0:
+            raise sw.Bad(f"mutants: {checkout} is not a git checkout")
+        tracked = [f for f in p.stdout.decode().split("\0") if f]
+        patterns = a.files or DEFAULT_FILES
+        chosen, muts = collect(checkout, patterns, tracked, ops)
+        if not chosen:
+            raise sw.Bad(f"mutants: no tracked .c file matches {', '.join(patterns)}")
+        population = len(muts)
+        if a.diff:
+            d = subprocess.run(["git", "diff", "-U0", a.diff, "--"] + chosen, cwd=checkout,
+                               capture_output=True, text=True)
+            if d.returncode != 0:
+                raise sw.Bad(f"mutants: git diff {a.diff} failed: {d.stderr.strip()}")
+            changed = mutagen.changed_lines(d.stdout)
+            muts = [m for m in muts if mutagen.on_changed_lines(m, changed)]
+        if a.only:
+            ids = {m.id for m in muts}
+            unknown = [i for i in a.only if i not in ids]
+            if unknown:
+                raise sw.Bad(f"mutants: --only names no mutant: {', '.join(unknown)}")
+            muts = [m for m in muts if m.id in a.only]
+        muts = sample(muts, a.sample, a.seed)
+        if a.list:
+            try:
+                for m in muts:
+                    print(f"{m.id}\t{m.description}")
+            except BrokenPipeError:
+                sys.stdout = open(os.devnull, "w")
+            print(f"mutants: {len(muts)} of {population}", file=sys.stderr)
+            return 0
+        equivalent = load_equivalent(pathlib.Path(a.equivalent) if a.equivalent else checkout / EQUIV)
+        cfg_path = pathlib.Path(a.config) if a.config else checkout / "sabotage.json"
+        raw = {"package": "mutants"}
+        if cfg_path.is_file():
+            try:
+                raw = dict(mf.load(str(cfg_path)).raw)
+            except mf.ManifestError as ex:
+                raise sw.Bad(*ex.problems)
+        # The suite's catchers, whatever the sabotage manifest trims for speed.
+        raw.update(fallbackSeeds=a.seeds, fallbackStrategy="both",
+                   fallbackSanitizer=not a.no_sanitizer)
+        raw.pop("sabotages", None)
+        entries = [entry_of(m, i) for i, m in enumerate(muts)]
+        m = mf.Manifest(str(cfg_path), raw.get("package", "mutants"), ".", entries, raw)
+        work = pathlib.Path(a.work) if a.work else checkout / "build" / "mutants"
+        out = pathlib.Path(a.out) if a.out else work / "report"
+        if not muts:
+            print(f"mutants: no mutant to run ({population} generated"
+                  + (f", none on lines changed since {a.diff}" if a.diff else "") + ")")
+            return 0
+        sweep = sw.Sweep(checkout, m, work, out, jobs=a.jobs, quiet=a.quiet)
+        sweep.stop_at_first = not a.all_catchers
+        out.mkdir(parents=True, exist_ok=True)
+        progress = open(out / "progress.jsonl", "w", encoding="utf-8")
+
+        def record(r):
+            progress.write(json.dumps(dict(r.as_dict(), diff=r.diff)) + "\n")
+            progress.flush()
+        sweep.on_result = record
+        sw.stop_on_signals()
+        results = sweep.run(entries)
+    except sw.Bad as ex:
+        for line in ex.lines:
+            print(line, file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        sw.kill_all()
+        return 2
+    counts = summarize([r.as_dict() for r in results], equivalent)
+    wall = sw.now() - t0
+    meta = {"files": patterns, "operators": list(ops), "population": population,
+            "diff": a.diff, "sample": a.sample, "seed": a.seed, "ran": len(results),
+            "seeds": a.seeds, "sanitizer": not a.no_sanitizer, "wallSeconds": round(wall, 1),
+            "perMutantSeconds": round(sum(r.seconds for r in results) / len(results), 2)}
+    write_outputs(sweep, results, equivalent, counts, meta)
+    print(f"mutants: {len(results)} run of {population} generated in {wall:.0f} s: "
+          f"{counts['killed']} killed, {counts['timeout']} timeout, {counts['survived']} survived, "
+          f"{counts['equivalent']} equivalent, {counts['compile-error']} compile error"
+          + (f", {counts['stale']} stale" if counts["stale"] else "")
+          + (f"; score {counts['score']}%" if counts["score"] is not None else ""))
+    print(f"mutants: report {out / 'mutation-report.html'}, survivors {out / 'survivors.txt'}")
+    for r in results:
+        if r.outcome == "survived" and r.entry.name not in equivalent:
+            print(f"\n=== {r.entry.name}: survived\n{r.diff}")
+    if a.fail_under is not None and counts["score"] is not None and counts["score"] < a.fail_under:
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
