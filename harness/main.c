@@ -157,6 +157,17 @@ static bool wants_help(int argc, char **argv) {
     return false;
 }
 
+/* The options that take no value: the sibling re-execution (run_sibling)
+ * copies every other option with the word after it.  One list, so a new flag
+ * cannot be copied with the file name as its "value" (--trace was). */
+static bool option_is_flag(const char *a) {
+    static const char *const FLAGS[] = {"--json", "--no-replay", "--trace"};
+    size_t i;
+    for (i = 0; i < sizeof FLAGS / sizeof FLAGS[0]; i++)
+        if (strcmp(a, FLAGS[i]) == 0) return true;
+    return false;
+}
+
 /* A whole decimal number in lo..hi: no sign, no exponent, no wrap past 2^64
  * (strtoull saturates and says so only in errno). */
 static bool parse_num(const char *opt, const char *v, uint64_t lo, uint64_t hi, uint64_t *out) {
@@ -388,7 +399,7 @@ static int run_sibling(int argc, char **argv, const char *file) {
         }
         if (a[0] == '-' && a[1] == '-') {
             scn_text_printf(&cmd, " %s", a);
-            skip_next = strcmp(a, "--json") != 0 && strcmp(a, "--no-replay") != 0;
+            skip_next = !option_is_flag(a);
         }
     }
     scn_text_printf(&cmd, " ");
