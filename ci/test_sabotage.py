@@ -465,3 +465,14 @@ def test_entry(real_sweep, entry):
     r = s["results"][entry]
     t = s["dir"] / "transcripts" / f"{entry}.txt"
     assert r["ok"], f"{r['outcome']}: {r['summary']}\n\n" + (t.read_text()[-6000:] if t.exists() else "")
+
+
+def test_a_requirement_no_run_reached_reads_as_vacuous_not_as_an_assertion():
+    # exit 4 from `tpheal-harness run`: no failure, a `require` never reached
+    out = ("reach line 3 `require severed default`:  random reached 0/20 (0.0%)\n"
+           "NOT-EXERCISED scenarios/x.scn: a requirement above was reached by no run of a strategy\n"
+           "NOT-EXERCISED scenarios/x.scn  runs=20 failures=0 schedules/s=1.0 steps/run=9 interleavings=3\n")
+    failed, kind, runs, seed, note = sweep.parse_harness(4, out)
+    assert (failed, kind, runs) == (True, "vacuous", 20)
+    passed = out.replace("NOT-EXERCISED scenarios/x.scn  runs", "PASS scenarios/x.scn  runs")
+    assert sweep.parse_harness(0, passed)[0] is False

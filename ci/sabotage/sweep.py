@@ -209,7 +209,9 @@ def unit_kind(rc, output):
 
 
 FAILURE_RE = re.compile(r"^FAILURE (\S+)\n(?P<body>(?:[ \t].*\n?|\n)*)", re.M)
-SUMMARY_RE = re.compile(r"^(PASS|FAIL) (\S+)\s+runs=(\d+) failures=(\d+)", re.M)
+# NOT-EXERCISED (exit 4): no failure, but a `require` no run reached -- the
+# sabotage kept the scenario from its state, which the sweep reads as vacuous.
+SUMMARY_RE = re.compile(r"^(PASS|FAIL|NOT-EXERCISED) (\S+)\s+runs=(\d+) failures=(\d+)", re.M)
 
 
 def harness_text_kind(body):
@@ -245,6 +247,8 @@ def parse_harness_text(rc, output, first_seed=0):
         return True, harness_text_kind(body), (idx + 1 if idx is not None else None), \
             (seed.group(1) if seed else None), ""
     runs, fails = int(summary.group(3)), int(summary.group(4))
+    if summary.group(1) == "NOT-EXERCISED" and not fails:
+        return True, "vacuous", runs, None, "a requirement was reached by no run"
     if rc != 0 or fails:
         kind = "memory-error" if ASAN_RE.search(output) else ("crash" if rc < 0 or rc > 128 else "assertion")
         return True, kind, None, None, f"exit {rc}, {fails} failures without a report"
