@@ -69,18 +69,6 @@ void scn_reach_at_quiescence(const scn_reach_probe *p) {
     }
 }
 
-/* Inside the run, as its last act: the fault counters live under the model's
- * lock, which a run that ended abnormally (fail-fast, deadlock) may have left
- * held by an abandoned fiber -- read after the run, they hung the runner
- * (healer-start-fails-then-retried, one seed in ~40 000 under make stress). */
-void scn_reach_faults(void) {
-    size_t i;
-    for (i = 0; i < RS.s->nrequires; i++) {
-        const scn_require *r = &RS.s->requires[i];
-        if (r->kind == SCN_REQ_FAULT && scn_pool_fault_fired(r->fault) > 0) R_OR64(&RS.reached, (uint64_t)1 << i);
-    }
-}
-
 uint64_t scn_reach_at_end(const scn_reach_probe *p) {
     size_t i;
     for (i = 0; i < RS.s->nrequires; i++) {
@@ -89,6 +77,7 @@ uint64_t scn_reach_at_end(const scn_reach_probe *p) {
         switch (r->kind) {
         case SCN_REQ_TRACE: hit = p->trace_count(r->point, r->pool) >= r->count; break;
         case SCN_REQ_HOLD: hit = p->hold_parks(r->point) > 0; break;
+        case SCN_REQ_FAULT: hit = scn_pool_fault_fired(r->fault) > 0; break;
         default: break;
         }
         if (hit) R_OR64(&RS.reached, (uint64_t)1 << i);

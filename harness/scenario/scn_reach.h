@@ -38,8 +38,6 @@ void scn_reach_enter(int actor);
 void scn_reach_leave(int actor);
 void scn_reach_at_quiescence(const scn_reach_probe *);
 /* After the run (finished or not): the bit set of requirements reached. */
-/* `fault` requirements: called inside the run, where the model may be read */
-void scn_reach_faults(void);
 uint64_t scn_reach_at_end(const scn_reach_probe *);
 
 #endif

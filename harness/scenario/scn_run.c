@@ -934,7 +934,6 @@ static void scenario_main(void *arg) {
     }
     collect_misuse();
     collect_faults();
-    scn_reach_faults();
     tph_trace_set_hook(NULL, NULL);
 }
 
