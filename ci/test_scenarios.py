@@ -72,6 +72,18 @@ def test_same_seed_same_output():
     assert outs[0] == outs[1]
 
 
+def test_fault_requirement_read_after_an_abandoned_fiber_does_not_hang():
+    """Bug: `require fault` read the model's fault counter under its lock after
+    the run, and this seed ends with a fiber abandoned holding that lock: the
+    runner hung (make stress reported it as a timeout).  The counter is read
+    lock-free now; the run finishes and the requirement is still counted."""
+    path = REPO / "scenarios" / "healer-start-fails-then-retried.scn"
+    rc, out = run_bounded([harness(), "run", "--seed", "855564811504233308", "--strategy", "random", str(path)],
+                          60, cwd=REPO)
+    assert rc == 0, out
+    assert "`require fault healer-start`:  random reached 1/1" in out, out
+
+
 def test_failure_report_and_replay(tmp_path):
     """A failing scenario prints seed, strategy, hash, build, schedule, trace,
     a replay command that reproduces it, and exits 1."""
