@@ -138,6 +138,14 @@ uint64_t tph_os_fetch_add64(volatile uint64_t *, uint64_t);
 uint64_t tph_os_fetch_sub64(volatile uint64_t *, uint64_t);
 bool tph_os_cas64(volatile uint64_t *, uint64_t *expected, uint64_t desired);
 uint64_t tph_os_fetch_max64(volatile uint64_t *, uint64_t);            /* returns old */
+/* Atomic like the above, but never a scheduling point of the simulated
+ * backend.  For the trace gate only: it is read at every trace site, and a
+ * yield there would make each trace point an interleaving point and shift the
+ * schedule of every recorded seed.  Atomic all the same because the gate
+ * changes while other threads read it (the harness unhooks at the end of a
+ * run while the healer still ticks: a TSan-reported race on a plain volatile). */
+uint32_t tph_os_gate_load32(const volatile uint32_t *);
+void tph_os_gate_store32(volatile uint32_t *, uint32_t);
 void *tph_os_load_ptr(void *const volatile *);
 void tph_os_store_ptr(void *volatile *, void *);
 bool tph_os_cas_ptr(void *volatile *, void **expected, void *desired);

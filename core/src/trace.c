@@ -16,8 +16,8 @@
 #define FILTER_MAX 256
 #define FILTER_PARTS 16
 
-/* The gate every trace point reads: nonzero when armed or hooked.  Read with
- * a plain volatile load so an unarmed build pays one load per site. */
+/* The gate every trace point reads: nonzero when armed or hooked.  Written
+ * and read only through tph_os_gate_load32/store32 (see trace_point.h). */
 volatile uint32_t tph_trace_on;
 
 static tph_os_mutex trace_lock;
@@ -39,7 +39,9 @@ static uint64_t recorded; /* since the last clear: the next seq */
 static tph_trace_hook hook_fn;
 static void *hook_ctx;
 
-static void refresh_gate(void) { tph_trace_on = (trace_armed || hook_fn != NULL) ? 1u : 0u; }
+static void refresh_gate(void) {
+    tph_os_gate_store32(&tph_trace_on, (trace_armed || hook_fn != NULL) ? 1u : 0u);
+}
 
 static bool filter_passes(const char *target) {
     size_t i;

@@ -51,6 +51,9 @@ void tph_os_store32(volatile uint32_t *p, uint32_t v) {
     rt_yield();
     (void)A_XCHG32(p, v);
 }
+/* No rt_yield: see os.h -- the gate must not add scheduling points. */
+uint32_t tph_os_gate_load32(const volatile uint32_t *p) { return A_LOAD32((volatile uint32_t *)p); }
+void tph_os_gate_store32(volatile uint32_t *p, uint32_t v) { (void)A_XCHG32(p, v); }
 uint32_t tph_os_fetch_add32(volatile uint32_t *p, uint32_t v) {
     rt_yield();
     return A_ADD32(p, v);

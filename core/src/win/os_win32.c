@@ -295,6 +295,9 @@ uint32_t tph_os_load32(const volatile uint32_t *p) {
     return (uint32_t)InterlockedOr(L32((volatile uint32_t *)p), 0);
 }
 void tph_os_store32(volatile uint32_t *p, uint32_t v) { (void)InterlockedExchange(L32(p), (LONG)v); }
+/* The real backend has no scheduler: the gate's pair is the same atomics. */
+uint32_t tph_os_gate_load32(const volatile uint32_t *p) { return tph_os_load32(p); }
+void tph_os_gate_store32(volatile uint32_t *p, uint32_t v) { tph_os_store32(p, v); }
 uint32_t tph_os_fetch_add32(volatile uint32_t *p, uint32_t v) {
     return (uint32_t)InterlockedExchangeAdd(L32(p), (LONG)v);
 }
