@@ -44,7 +44,8 @@ ATOMICS = {
     "cas": lambda a: (f"(*({a[0]}) == *({a[1]}) ? (*({a[0]}) = ({a[2]}), 1) "
                       f": (*({a[1]}) = *({a[0]}), 0))"),
 }
-ATOMIC_RE = re.compile(r"^tph_os_(load|store|fetch_add|fetch_sub|cas)(32|64|_ptr)$")
+# tph_os_gate_load32/store32 are the trace gate's atomics (no scheduling point)
+ATOMIC_RE = re.compile(r"^tph_os_(?:gate_)?(load|store|fetch_add|fetch_sub|cas)(32|64|_ptr)$")
 DECL_START = {"int", "unsigned", "signed", "char", "short", "long", "float", "double", "void",
               "bool", "const", "static", "struct", "enum", "union", "volatile", "size_t",
               "extern", "typedef", "register", "_Bool", "inline"}
