@@ -38,6 +38,14 @@ static void wait_fn(tph_wait *w, void *ctx, tph_wait_result r) {
 
 /* ---- a one-shot timer fires after its delay, not before ---------------------- */
 
+/* Every rule here runs controlled only, on five seeds: the checks read
+ * virtual time, which native threads would make a race against the
+ * machine's load. */
+static void run_controlled_seeds(tph_test_body_fn body) {
+    uint64_t seed;
+    for (seed = 1; seed <= 5; seed++) tph_test_run_controlled(body, NULL, NULL, seed);
+}
+
 static void body_timer_delay(void *ctx) {
     calls c;
     tph_timer *t;
@@ -56,11 +64,8 @@ static void body_timer_delay(void *ctx) {
 }
 
 static void test_timer_waits_its_delay(void **state) {
-    uint64_t seed;
     (void)state;
-    /* Controlled only: the checks read virtual time, which native threads
-     * would make a race against the machine's load. */
-    for (seed = 1; seed <= 5; seed++) tph_test_run_controlled(body_timer_delay, NULL, NULL, seed);
+    run_controlled_seeds(body_timer_delay);
 }
 
 /* ---- a disarm drops the re-arm a running callback deferred --------------------- */
@@ -85,11 +90,8 @@ static void body_disarm_drops_deferred(void *ctx) {
 }
 
 static void test_disarm_drops_deferred_rearm(void **state) {
-    uint64_t seed;
     (void)state;
-    /* Controlled only: the checks read virtual time, which native threads
-     * would make a race against the machine's load. */
-    for (seed = 1; seed <= 5; seed++) tph_test_run_controlled(body_disarm_drops_deferred, NULL, NULL, seed);
+    run_controlled_seeds(body_disarm_drops_deferred);
 }
 
 /* ---- a wait disarm: a later signal does not reach the callback ---------------- */
@@ -122,11 +124,8 @@ static void body_wait_disarm(void *ctx) {
 }
 
 static void test_wait_disarm_stops_signal(void **state) {
-    uint64_t seed;
     (void)state;
-    /* Controlled only: the checks read virtual time, which native threads
-     * would make a race against the machine's load. */
-    for (seed = 1; seed <= 5; seed++) tph_test_run_controlled(body_wait_disarm, NULL, NULL, seed);
+    run_controlled_seeds(body_wait_disarm);
 }
 
 /* ---- a wait close disarms before it drains ------------------------------------- */
@@ -207,11 +206,8 @@ static void body_group_release_drops_deferred(void *ctx) {
 }
 
 static void test_group_release_drops_deferred_rearm(void **state) {
-    uint64_t seed;
     (void)state;
-    /* Controlled only: the checks read virtual time, which native threads
-     * would make a race against the machine's load. */
-    for (seed = 1; seed <= 5; seed++) tph_test_run_controlled(body_group_release_drops_deferred, NULL, NULL, seed);
+    run_controlled_seeds(body_group_release_drops_deferred);
 }
 
 /* ---- a member closed on its own leaves the group's list ------------------------- */
