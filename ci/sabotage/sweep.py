@@ -577,40 +577,33 @@ class Sweep:
                                source) for i in range(n)]
         self.say(f"sweep: {len(entries)} entries, {n} worker(s) in {self.workroot}")
 
+        def build_until_stable(copy, wanted, what):
+            # A build can re-run the configure step (the globs see new test
+            # files) and so reveal executables the first discovery missed:
+            # build until the set of targets stops growing.
+            built = set()
+            for _ in range(3):
+                targets = wanted()
+                if targets <= built:
+                    break
+                ok, out, secs = copy.cmake_build(targets)
+                if not ok:
+                    raise Bad(f"sweep: the unpatched copy{what} does not build (worker {copy.idx}):\n"
+                              f"{out[-6000:]}")
+                built |= targets
+                copy.discover()
+
         def prep(w):
             w.sync()
             w.configure()
             w.discover()  # ctest knows the executables as soon as it is configured
-            built = set()
-            # A build can re-run the configure step (the globs see new test
-            # files) and so reveal executables the first discovery missed:
-            # build until the set of targets stops growing.
-            for _ in range(3):
-                targets = w.fallback_targets() | set(named_units)
-                if targets <= built:
-                    break
-                ok, out, secs = w.cmake_build(targets)
-                if not ok:
-                    raise Bad(f"sweep: the unpatched copy does not build (worker {w.idx}):\n"
-                              f"{out[-6000:]}")
-                built |= targets
-                w.discover()
+            build_until_stable(w, lambda: w.fallback_targets() | set(named_units), "")
             w.built_all = True
             if w.san is not None:
                 s = w.san
                 s.configure()
                 s.discover()
-                built = set()
-                for _ in range(3):
-                    targets = set(s.fallback_units) | set(named_san)
-                    if targets <= built:
-                        break
-                    ok, out, secs = s.cmake_build(targets)
-                    if not ok:
-                        raise Bad(f"sweep: the unpatched copy's sanitizer build does not build "
-                                  f"(worker {w.idx}):\n{out[-6000:]}")
-                    built |= targets
-                    s.discover()
+                build_until_stable(s, lambda: set(s.fallback_units) | set(named_san), "'s sanitizer build")
 
         named_units = {c.name for e in entries for c in e.caught_by if c.kind == "unit"}
         named_san = {c.name for e in entries for c in e.caught_by if c.kind == "asan"}
