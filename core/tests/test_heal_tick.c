@@ -21,7 +21,7 @@ static void body_tick_leaves_healthy(void *ctx) {
     r = tph_register(b.key);
     TPH_CHECK(r.entry != NULL);
     tph_heal_tick();
-    tph_test_sleep(TPH_TEST_SECOND);
+    tph_test_quiet(TPH_TEST_SECOND);
     TPH_CHECK_EQ(tph_test_event_count("repair-submitted", b.key), 0);
     TPH_CHECK_EQ(tph_test_entry(b.key).outstanding, 0);
     TPH_CHECK_EQ(tph_test_entry(b.key).repairs_run, 0);
@@ -88,7 +88,7 @@ static void body_in_flight_blocks_second(void *ctx) {
     tph_entry_stamp_cancelled(r.entry, tph_heal_now());
     tph_heal_tick();
     TPH_CHECK_EQ(tph_test_entry(b.key).outstanding, 1);
-    tph_test_sleep(TPH_TEST_SECOND); /* well inside the 5 s allowance */
+    tph_test_quiet(TPH_TEST_SECOND); /* well inside the 5 s allowance */
     tph_heal_tick();
     tph_heal_tick();
     TPH_CHECK_EQ(tph_test_entry(b.key).outstanding, 1);
@@ -247,7 +247,7 @@ static void body_retire_waits(void *ctx) {
     t = tph_test_spawn("releaser", releaser, &c);
     TPH_CHECK(tph_test_wait_event("entry-retired", b.key, 1, 10 * TPH_TEST_SECOND));
     /* The teardown must be blocked in its drain. */
-    tph_test_sleep(TPH_TEST_SECOND);
+    tph_test_quiet(TPH_TEST_SECOND);
     TPH_CHECK(!c.done);
     TPH_CHECK_EQ(tph_test_event_count("repair-closed", b.key), 0);
     TPH_CHECK_EQ(tph_test_event_count("repair-ran", b.key), 0);

@@ -232,6 +232,25 @@ static inline void tph_test_release_hold(void) {
 /* Sleeps `duration` (100 ns units): virtual time under the scheduler. */
 static inline void tph_test_sleep(uint64_t duration) { rt_sleep_until(rt_now() + duration); }
 
+/* Set by the runners: is the body on real threads and the real clock? */
+static bool tph_test__on_native;
+
+/* Natively, a quiet window (a time in which something must NOT happen) is
+ * capped here.  Real threads get a quarter of a second to misbehave; the
+ * controlled runs of the same body check the whole window on virtual time
+ * for free.  Uncapped, three such seconds made test_heal_healer and
+ * test_heal_tick the slowest executables of the suite (6.5 s and 3.2 s of a
+ * 24 s catcher pass, most of the cost of every surviving mutant). */
+#define TPH_TEST_NATIVE_QUIET_CAP (250 * TPH_TEST_MS)
+
+static inline void tph_test_quiet(uint64_t duration) {
+    if (tph_test__on_native && duration > TPH_TEST_NATIVE_QUIET_CAP)
+        duration = TPH_TEST_NATIVE_QUIET_CAP;
+    tph_test_sleep(duration);
+}
+
+static inline bool tph_test_native(void) { return tph_test__on_native; }
+
 /* A thread for a body to fan out to. */
 static inline rt_thread *tph_test_spawn(const char *name, rt_thread_fn fn, void *arg) {
     return rt_spawn(name, fn, arg, false);
@@ -397,7 +416,9 @@ static inline tph_test_outcome tph_test_run_native_outcome(tph_test_body_fn body
     run.finished = false;
     rt_native_options_default(&o);
     o.seed = seed;
+    tph_test__on_native = true;
     rt_native_run(tph_test__main, &run, &o);
+    tph_test__on_native = false;
     rt_native_last_result(&r);
     if (r.ended) {
         out.ended = true;
