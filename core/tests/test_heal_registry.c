@@ -160,6 +160,50 @@ static void test_outstanding_keeps_entry_at_release(void **state) {
     tph_test_run_both(body_outstanding_keeps_entry_at_release, NULL, NULL, 2);
 }
 
+/* One pass retires every idle entry, not only the last one it unlinked: the
+ * retired entries are chained through their own links, and a lost link
+ * would leak the others (their repair work never closed). */
+static void body_one_pass_retires_all(void *ctx) {
+    tph_test_blocker b[3];
+    tph_registration r[3];
+    tph_heal_entry_info info;
+    int i;
+    (void)ctx;
+    for (i = 0; i < 3; i++) {
+        TPH_CHECK(tph_test_blocker_start(&b[i]));
+        r[i] = tph_register(b[i].key);
+        TPH_CHECK(r[i].entry != NULL);
+        tph_entry_submit_repair(r[i].entry); /* outstanding keeps it at release */
+        tph_registration_release(&r[i]);
+    }
+    TPH_CHECK_EQ(tph_heal_entry_count(), 3);
+    /* The first and the last become idle; the middle one still owes. */
+    tph_test_blocker_open(&b[0]);
+    tph_test_blocker_open(&b[2]);
+    TPH_CHECK(tph_test_wait_event("repair-ran", b[0].key, 1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_test_wait_event("repair-ran", b[2].key, 1, 10 * TPH_TEST_SECOND));
+    tph_heal_retire_idle();
+    TPH_CHECK_EQ(tph_heal_entry_count(), 1);
+    for (i = 0; i < 3; i += 2) {
+        TPH_CHECK(!entry_of(b[i].key, &info));
+        TPH_CHECK_EQ(tph_test_event_count("entry-retired", b[i].key), 1);
+        TPH_CHECK_EQ(tph_test_event_count("repair-closed", b[i].key), 1);
+    }
+    TPH_CHECK(entry_of(b[1].key, &info));
+    TPH_CHECK_EQ(tph_test_event_count("entry-retired", b[1].key), 0);
+    tph_test_blocker_open(&b[1]);
+    TPH_CHECK(tph_test_wait_event("repair-ran", b[1].key, 1, 10 * TPH_TEST_SECOND));
+    tph_heal_retire_idle();
+    TPH_CHECK_EQ(tph_heal_entry_count(), 0);
+    TPH_CHECK_EQ(tph_test_event_count("repair-closed", b[1].key), 1);
+    for (i = 0; i < 3; i++) tph_test_blocker_finish(&b[i]);
+}
+
+static void test_one_pass_retires_every_idle_entry(void **state) {
+    (void)state;
+    tph_test_run_both(body_one_pass_retires_all, NULL, NULL, 2);
+}
+
 /* ---- best effort, and the retry at cancellation --------------------------- */
 
 static void fail_work_create_for(uintptr_t key, bool from_nth_on) {
@@ -451,6 +495,7 @@ int main(void) {
         cmocka_unit_test(test_group_draining_release_does_not_mark),
         cmocka_unit_test(test_wait_cancel_marks),
         cmocka_unit_test(test_wait_cancel_no_tracking_leaves_unmarked),
+        cmocka_unit_test(test_one_pass_retires_every_idle_entry),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -59,28 +59,41 @@ static void test_order_after_wrap(void **state) {
     tph_test_run_controlled(body_order_after_wrap, NULL, NULL, 1);
 }
 
-static void body_dump(void *ctx) {
-    char buf[4096];
+/* Dumps a ring of 4 after `n` records into buf. */
+static void dump_after(size_t n, char *buf, size_t cap) {
     FILE *f = tmpfile();
     size_t len, i;
-    (void)ctx;
-    quiet();
     TPH_CHECK(f != NULL);
     tph_trace_set_capacity(4);
     tph_trace_arm("*");
     tph_trace_clear();
-    for (i = 0; i < 10; i++) TPH_TRACE("heal", "repair-submitted", 100 + i, 7);
+    for (i = 0; i < n; i++) TPH_TRACE("heal", "repair-submitted", 100 + i, 7);
     tph_trace_dump(f);
     rewind(f);
-    len = fread(buf, 1, sizeof buf - 1, f);
+    len = fread(buf, 1, cap - 1, f);
     buf[len] = '\0';
     fclose(f);
-    TPH_CHECK(strstr(buf, "6 earlier records dropped") != NULL);
+}
+
+static void body_dump(void *ctx) {
+    char buf[4096];
+    (void)ctx;
+    quiet();
+    dump_after(10, buf, sizeof buf);
+    TPH_CHECK(strstr(buf, "# 6 earlier records dropped (ring capacity 4)\n") == buf);
     /* The dropped line comes first, then the oldest kept record (a = 106). */
     TPH_CHECK(strstr(buf, "dropped") < strstr(buf, " 106 7"));
     TPH_CHECK(strstr(buf, " 106 7") < strstr(buf, " 109 7"));
     TPH_CHECK(strstr(buf, " 105 7") == NULL);
     TPH_CHECK(strstr(buf, "heal repair-submitted") != NULL);
+    /* The boundary both ways: one record past the capacity says so; a full
+     * ring that lost nothing has no notice. */
+    dump_after(5, buf, sizeof buf);
+    TPH_CHECK(strstr(buf, "# 1 earlier records dropped (ring capacity 4)\n") == buf);
+    TPH_CHECK(strstr(buf, " 104 7") != NULL && strstr(buf, " 100 7") == NULL);
+    dump_after(4, buf, sizeof buf);
+    TPH_CHECK(strstr(buf, "dropped") == NULL);
+    TPH_CHECK(strstr(buf, " 100 7") != NULL && strstr(buf, " 103 7") != NULL);
 }
 
 static void test_dump_reports_dropped(void **state) {
