@@ -165,6 +165,45 @@ static void io_create_failures_unwind(void **state) {
     tph_test_run_controlled(io_fault_body, NULL, NULL, 1);
 }
 
+/* A close refuses starts from its first step: a start let in while the
+ * close runs the object down would leave a completion aimed at memory the
+ * close is about to free (or, on the real pool, a run-down that never
+ * returns).  The closer is parked at its run-down's native wait. */
+typedef struct closer_arg {
+    tph_io *io;
+    tph_err got;
+} closer_arg;
+
+static void closer(void *arg) {
+    closer_arg *c = (closer_arg *)arg;
+    c->got = tph_io_close(c->io);
+}
+
+static void start_during_close_body(void *ctx) {
+    io_ctx x;
+    closer_arg c;
+    rt_thread *t;
+    void *file = sim_file_create();
+    (void)ctx;
+    memset(&x, 0, sizeof x);
+    TPH_CHECK_EQ(tph_io_create(&c.io, file, io_fn, &x, NULL), TPH_OK);
+    c.got = TPH_EINVAL;
+    tph_test_hold("WaitForThreadpoolIoCallbacks", TPH_TEST_ANY);
+    t = tph_test_spawn("closer", closer, &c);
+    TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK_EQ(tph_io_start(c.io), TPH_EBUSY);
+    TPH_CHECK_EQ(tph_io_outstanding(c.io), 0);
+    tph_test_release_hold();
+    rt_join(t);
+    TPH_CHECK_EQ(c.got, TPH_OK);
+    TPH_CHECK_EQ(ot_get(&x.c), 0);
+}
+
+static void close_refuses_a_start_from_its_first_step(void **state) {
+    (void)state;
+    tph_test_run_both(start_during_close_body, NULL, NULL, 3);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(io_null_arguments),
@@ -172,6 +211,7 @@ int main(void) {
         cmocka_unit_test(run_down_waits_for_queued_completions),
         cmocka_unit_test(close_drains_a_start_until_it_is_cancelled),
         cmocka_unit_test(io_create_failures_unwind),
+        cmocka_unit_test(close_refuses_a_start_from_its_first_step),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
