@@ -144,7 +144,7 @@ case "$job" in
       python -m pytest -c pyproject.toml --junitxml="$reports/msvc.xml" ci/test_unit.py ci/test_scenarios.py
     ;;
   mingw)
-    # The MSYS2 UCRT64 shell; setup-msys2 installed the packages.
+    # The MSYS2 UCRT64 shell; msys2/setup-msys2 (v2.31.0, Node 24) installed the packages.
     py=python
     must configure cmake -S . -B "$root" -G Ninja -DCMAKE_BUILD_TYPE="$type" -DTPHEAL_WERROR=ON
     must build cmake --build "$root" --parallel

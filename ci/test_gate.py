@@ -2,8 +2,9 @@
 runner images of December 2026), each a check that fails when broken:
 
 - the workflow holds no logic: each `run:` is one `ci/gate.sh JOB` call;
-- every action is pinned to a 40-hex commit SHA, none to a Node 20 release
-  GitHub removed from its runners, and no runner label is `*-latest`;
+- every action is pinned to a 40-hex commit SHA of a release known to run on
+  Node 24 (the comment names that release), none to a Node 20 release GitHub
+  removed from its runners, and no runner label is `*-latest`;
 - ci/deps.sh installs through `sudo -n` when not root, by names that do not
   carry a compiler version;
 - a consumer's build gets no -Werror, the project's own builds do;
@@ -24,9 +25,22 @@ from conftest import REPO, run_bounded
 
 WORKFLOW = REPO / ".github" / "workflows" / "ci.yml"
 # The Node 20 releases the workflow was pinned to before (removed from the
-# runners in September 2026): checkout v4.2.2, cache v4.2.3, upload-artifact v4.6.2.
+# runners in September 2026): checkout v4.2.2, cache v4.2.3, upload-artifact
+# v4.6.2, msys2/setup-msys2 v2.29.0; and setup-msys2 v2.30.0, the last
+# setup-msys2 on Node 20 (v2.31.0's release notes: "Move to node24 from node20").
 NODE20_SHAS = {"11bd71901bbe5b1630ceea73d27597364c9af683", "5a3ec84eff668545956fd18022155c47e93e2684",
-               "ea165f8d65b6e75b540449e92b4886f43607fa02"}
+               "ea165f8d65b6e75b540449e92b4886f43607fa02", "fb197b72ce45fb24f17bf3f807a388985654d1f2",
+               "4f806de0a5a7294ffabaff804b38a9b435a73bda"}
+# The only pins the workflow may use: releases whose Node 24 runtime was
+# checked, with the release the `# vX` comment must name.  A SHA absent here
+# has an unknown runtime (a Node 20 one fails the job on today's runners), so
+# a bump adds its SHA here with the evidence (docs/toolchain-matrix.md).
+NODE24_PINS = {
+    "actions/checkout@08c6903cd8c0fde910a37f88322edcfb5dd907a8": "v5.0.0",
+    "actions/upload-artifact@330a01c490aca151604b8cf639adc76d48f6c5d4": "v5.0.0",
+    # Tag to SHA: dependabot's patch, LizardByte/libdisplaydevice PR 222.
+    "msys2/setup-msys2@cafece8e6baf9247cf9b1bf95097b0b983cc558d": "v2.31.0",
+}
 
 
 # ---- the workflow --------------------------------------------------------------
@@ -35,12 +49,40 @@ def workflow_text():
     return WORKFLOW.read_text(encoding="utf-8")
 
 
-def test_every_action_pinned_by_sha_and_not_node20():
-    uses = re.findall(r"^\s*(?:-\s+)?uses:\s*(\S+)", workflow_text(), re.M)
-    assert uses
-    for ref in uses:
-        assert re.fullmatch(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}", ref), f"not pinned to a 40-hex SHA: {ref}"
-        assert ref.split("@")[1] not in NODE20_SHAS, f"a Node 20 release (gone from the runners): {ref}"
+def action_problems(text):
+    """What is wrong with the `uses:` lines of a workflow text (empty: nothing)."""
+    problems = []
+    for ref, comment in re.findall(r"^\s*(?:-\s+)?uses:\s*(\S+)[ \t]*(?:#[ \t]*(\S+))?", text, re.M):
+        if not re.fullmatch(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}", ref):
+            problems.append(f"not pinned to a 40-hex SHA: {ref}")
+        elif ref.split("@")[1] in NODE20_SHAS:
+            problems.append(f"a Node 20 release (gone from the runners): {ref}")
+        elif ref not in NODE24_PINS:
+            problems.append(f"a SHA with no Node 24 record in ci/test_gate.py: {ref}")
+        elif comment != NODE24_PINS[ref]:
+            problems.append(f"{ref} is {NODE24_PINS[ref]}, its comment says {comment or 'nothing'}")
+    return problems
+
+
+def test_every_action_pinned_by_sha_to_a_node24_release():
+    assert re.search(r"^\s*(?:-\s+)?uses:", workflow_text(), re.M)
+    assert action_problems(workflow_text()) == []
+
+
+def test_action_rule_rejects_each_bad_pin():
+    """The rule above fails on each way a pin goes wrong."""
+    good = "      - uses: msys2/setup-msys2@cafece8e6baf9247cf9b1bf95097b0b983cc558d # v2.31.0\n"
+    assert action_problems(good) == []
+    bad = {
+        "msys2/setup-msys2@v2": "not pinned",
+        "msys2/setup-msys2@fb197b72ce45fb24f17bf3f807a388985654d1f2 # v2.29.0": "Node 20",
+        "msys2/setup-msys2@" + "1" * 40 + " # v2.99.0": "no Node 24 record",
+        "msys2/setup-msys2@cafece8e6baf9247cf9b1bf95097b0b983cc558d # v2.29.0": "comment says v2.29.0",
+        "msys2/setup-msys2@cafece8e6baf9247cf9b1bf95097b0b983cc558d": "comment says nothing",
+    }
+    for use, why in bad.items():
+        problems = action_problems(f"    steps:\n      - uses: {use}\n")
+        assert len(problems) == 1 and why in problems[0], (use, problems)
 
 
 def test_no_floating_runner_label():
