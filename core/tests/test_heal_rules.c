@@ -28,6 +28,7 @@ static void body_tick_walks_every_batch(void *ctx) {
     size_t i;
     (void)ctx;
     for (i = 0; i < MANY; i++) {
+        tph_test_announce("CreateThreadpool", 0, 0);
         pools[i] = tph_os_pool_create();
         TPH_CHECK(pools[i] != NULL);
         regs[i] = tph_register((uintptr_t)pools[i]);
@@ -46,7 +47,10 @@ static void body_tick_walks_every_batch(void *ctx) {
     TPH_CHECK(tph_test_wait_event("repair-ran", TPH_TEST_ANY, MANY, 10 * TPH_TEST_SECOND));
     for (i = 0; i < MANY; i++) tph_registration_release(&regs[i]);
     TPH_CHECK_EQ(tph_heal_entry_count(), 0);
-    for (i = 0; i < MANY; i++) tph_os_pool_close(pools[i]);
+    for (i = 0; i < MANY; i++) {
+        tph_test_announce("CloseThreadpool", (uintptr_t)pools[i], 0);
+        tph_os_pool_close(pools[i]);
+    }
 }
 
 static void test_tick_walks_every_batch(void **state) {

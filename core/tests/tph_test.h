@@ -110,6 +110,7 @@ typedef struct tph_test__hooks {
     uint64_t held_total; /* threads that reached the hold */
     tph_trace_hook chained;
     void *chained_ctx;
+    bool misuse_expected; /* tph_test_expect_misuse */
 } tph_test__hooks;
 
 static tph_test__hooks tph_test__h;
@@ -130,6 +131,7 @@ static inline tph_test__counter *tph_test__find(const char *event, uint64_t a, b
 static inline void tph_test__hook(const tph_trace_record *rec, void *ctx) {
     tph_test__counter *c;
     (void)ctx;
+    if (strcmp(rec->target, "api") == 0) sim_announce_note(rec->event, rec->a, rec->b);
     rt_lock_acquire(&tph_test__h.lock);
     c = tph_test__find(rec->event, rec->a, true);
     if (c != NULL) c->count++;
@@ -150,6 +152,9 @@ static inline void tph_test__hook(const tph_trace_record *rec, void *ctx) {
     rt_lock_release(&tph_test__h.lock);
     if (tph_test__h.chained != NULL) tph_test__h.chained(rec, tph_test__h.chained_ctx);
 }
+
+/* The body provokes misuse on purpose (the run is not failed for it). */
+static inline void tph_test_expect_misuse(void) { tph_test__h.misuse_expected = true; }
 
 /* Another hook to run after the test support's own (a test's extra checks). */
 static inline void tph_test_chain_hook(tph_trace_hook fn, void *ctx) {
@@ -286,20 +291,31 @@ static inline void TPH_OS_CALLBACK tph_test__blocker_fn(tph_os_instance *i, void
     rt_lock_release(&b->lock);
 }
 
+/* Test code that calls the seam itself announces each call as the core does
+ * (harness/sim/sim_announce.c: an unannounced native call is misuse). */
+static inline void tph_test_announce(const char *call, uintptr_t a, uint64_t b) {
+    sim_announce_note(call, a, b);
+}
+
 /* Creates the pool and parks its thread; returns false if any step failed. */
 static inline bool tph_test_blocker_start(tph_test_blocker *b) {
     tph_os_env env;
     memset(b, 0, sizeof *b);
+    tph_test_announce("CreateThreadpool", 0, 0);
     b->pool = tph_os_pool_create();
     if (b->pool == NULL) return false;
+    tph_test_announce("SetThreadpoolThreadMaximum", (uintptr_t)b->pool, 1);
     tph_os_pool_set_max(b->pool, 1);
+    tph_test_announce("SetThreadpoolThreadMinimum", (uintptr_t)b->pool, 1);
     if (!tph_os_pool_set_min(b->pool, 1)) return false;
     b->key = (uintptr_t)b->pool;
     memset(&env, 0, sizeof env);
     env.pool = b->pool;
     env.priority = TPH_OS_PRIORITY_NORMAL;
+    tph_test_announce("CreateThreadpoolWork", b->key, 0);
     b->work = tph_os_work_create(tph_test__blocker_fn, b, &env);
     if (b->work == NULL) return false;
+    tph_test_announce("SubmitThreadpoolWork", (uintptr_t)b->work, 0);
     tph_os_work_submit(b->work);
     rt_lock_acquire(&b->lock);
     while (!b->inside) rt_wait(&b->q, &b->lock, RT_FOREVER, "tph_test blocker start");
@@ -318,10 +334,15 @@ static inline void tph_test_blocker_open(tph_test_blocker *b) {
 static inline void tph_test_blocker_finish(tph_test_blocker *b) {
     tph_test_blocker_open(b);
     if (b->work != NULL) {
+        tph_test_announce("WaitForThreadpoolWorkCallbacks", (uintptr_t)b->work, 0);
         tph_os_work_wait(b->work, false);
+        tph_test_announce("CloseThreadpoolWork", (uintptr_t)b->work, 0);
         tph_os_work_close(b->work);
     }
-    if (b->pool != NULL) tph_os_pool_close(b->pool);
+    if (b->pool != NULL) {
+        tph_test_announce("CloseThreadpool", (uintptr_t)b->pool, 0);
+        tph_os_pool_close(b->pool);
+    }
     b->work = NULL;
     b->pool = NULL;
 }
@@ -339,10 +360,22 @@ static inline void tph_test__main(void *arg) {
     tph_test__run *run = (tph_test__run *)arg;
     sim_process_begin(run->cfg);
     tph_trace_set_hook(tph_test__hook, NULL);
+    sim_announce_check(true);
     run->body(run->ctx);
     /* Unpark anything a body left held, so the process can wind down. */
     tph_test_release_hold();
+    sim_announce_check(false);
     tph_trace_set_hook(NULL, NULL);
+    /* Misuse the model reported (a call on a closed object, a native call
+     * not announced by its api/ record...) fails the body, unless it said
+     * it provokes misuse on purpose. */
+    if (!tph_test__h.misuse_expected && sim_misuse_count() > 0) {
+        sim_misuse m;
+        char what[300];
+        if (sim_misuse_get(0, &m)) sim_misuse_format(&m, what, sizeof what);
+        else snprintf(what, sizeof what, "?");
+        tph_test__fail(__FILE__, __LINE__, what);
+    }
     sim_process_end();
     run->finished = true;
 }

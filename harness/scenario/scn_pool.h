@@ -74,6 +74,11 @@ bool scn_pool_object_counts_get(const void *os, scn_pool_object_counts *out);
 /* Misuse the pool reported during the run (the model records it; the real
  * pool has no such report), at most `max` lines appended to out. */
 void scn_pool_misuse_text(scn_text *out, size_t max);
+/* The announcement rule (harness/sim/sim_announce.c): the runner's trace hook
+ * hands each `api` record over, and a native call not announced by its
+ * record is misuse.  The real pool cannot tell: no-ops there. */
+void scn_pool_announce_check(bool on);
+void scn_pool_announce_note(const char *event, uint64_t a, uint64_t b);
 
 /* A file for an `io` object; file_handle is what tph_io_create binds.
  * io_complete makes one started operation complete with `bytes` transferred

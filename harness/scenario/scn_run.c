@@ -199,6 +199,7 @@ static void hook(const tph_trace_record *rec, void *ctx) {
     size_t i;
     ev_info ei;
     (void)ctx;
+    if (strcmp(rec->target, "api") == 0) scn_pool_announce_note(rec->event, rec->a, rec->b);
     rt_lock_acquire(&R.lock);
     ei = event_info(rec->event);
     pt = ei.point;
@@ -921,6 +922,7 @@ static void scenario_main(void *arg) {
      * filter dropped would silently never match. */
     tph_trace_arm("*");
     tph_trace_set_hook(hook, NULL);
+    scn_pool_announce_check(true);
     if (setup()) {
         for (i = 0; i < s->nthreads && i < 64; i++)
             th[i] = rt_spawn(s->threads[i].name, thread_main, (void *)&s->threads[i], false);
@@ -932,6 +934,7 @@ static void scenario_main(void *arg) {
         settle(SCN_SETTLE_DEFAULT);
         oracles_after_teardown();
     }
+    scn_pool_announce_check(false);
     collect_misuse();
     collect_faults();
     tph_trace_set_hook(NULL, NULL);

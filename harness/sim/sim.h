@@ -208,6 +208,15 @@ bool sim_misuse_get(size_t index, sim_misuse *out);
 /* "SubmitThreadpoolWork(work#3): object already closed"; returns snprintf's value. */
 int sim_misuse_format(const sim_misuse *, char *buf, size_t size);
 
+/* The announcement rule (sim_announce.c): each native call must follow, on
+ * its thread, the core's `api/<call>` trace record naming its object and
+ * argument; anything else is misuse ("not announced: ...").  A harness trace
+ * hook feeds the `api` records in; checking is on from sim_announce_check(true)
+ * (runners turn it on when their hook sees every record; a test that narrows
+ * the trace filter turns it off) until the next sim_announce_check. */
+void sim_announce_check(bool on);
+void sim_announce_note(const char *event, uint64_t a, uint64_t b);
+
 /* Blocks the core got from tph_os_alloc in this process and has not freed:
  * what a failed create must leave unchanged (the core's leak check). */
 uint64_t sim_core_blocks_live(void);

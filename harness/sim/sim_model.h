@@ -170,6 +170,17 @@ sim_obj *sim_use(const void *handle, sim_object_kind kind, const char *call, boo
 /* Counts a failable call; true when the armed fault says this one fails. */
 bool sim_fault_hit(sim_fault_kind kind, uintptr_t pool_key);
 
+/* ---- sim_announce.c -------------------------------------------------------- */
+/* The registry's and a user's key of a pool: 0 for the default pool. */
+uintptr_t sim_pool_key_of(const sim_obj *pool);
+/* The pool a handle's object runs on (the pool itself for a pool), or NULL:
+ * the registry announces its repair work by its pool's key. */
+const sim_obj *sim_announced_pool(const void *handle, sim_object_kind kind);
+/* Lock held, at the top of an announced call: the calling thread's last api
+ * record must name `call`, carry a == a1 or a2, and b; misuse otherwise. */
+void sim_expect_announced(const char *call, const sim_obj *o, uintptr_t a1, uintptr_t a2,
+                          uint64_t b);
+
 /* ---- sim_pool.c ------------------------------------------------------------ */
 sim_obj *sim_pool_new(bool is_default);
 /* The pool an env names (default when env or env->pool is NULL); reports and

@@ -121,3 +121,6 @@ void *scn_pool_file_create(void) { return sim_file_create(); }
 void *scn_pool_file_handle(void *file) { return file; }
 bool scn_pool_io_complete(void *file, uint64_t bytes) { return sim_io_complete(file, NULL, 0, (uintptr_t)bytes); }
 void scn_pool_file_close(void *file) { (void)file; }
+
+void scn_pool_announce_check(bool on) { sim_announce_check(on); }
+void scn_pool_announce_note(const char *event, uint64_t a, uint64_t b) { sim_announce_note(event, a, b); }

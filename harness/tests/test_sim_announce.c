@@ -1,0 +1,92 @@
+/* The announcement rule (harness/sim/sim_announce.c): a native call must
+ * follow its caller's `api/<call>` record naming the same object and
+ * argument.  Each way of breaking it is reported, and a kept rule is not. */
+#include "test_sim_util.h"
+
+static const char *first_problem(void) {
+    static sim_misuse m;
+    if (!sim_misuse_get(0, &m)) return "";
+    return m.problem;
+}
+
+static void body_announced_calls_are_clean(void) {
+    sim_announce_check(true);
+    sim_announce_note("CreateThreadpool", 0, 0);
+    tph_os_pool *p = tph_os_pool_create();
+    CHECK(p != NULL);
+    sim_announce_note("SetThreadpoolThreadMaximum", (uintptr_t)p, 3);
+    tph_os_pool_set_max(p, 3);
+    tph_os_env env = {p, NULL, NULL, TPH_OS_PRIORITY_NORMAL, false};
+    sim_announce_note("CreateThreadpoolWork", (uintptr_t)p, 0);
+    tph_os_work *w = tph_os_work_create(NULL, NULL, &env);
+    CHECK(w != NULL);
+    /* The object's handle or its pool's key (how the registry names its
+     * repair work) both name it. */
+    sim_announce_note("WaitForThreadpoolWorkCallbacks", (uintptr_t)w, 1);
+    tph_os_work_wait(w, true);
+    sim_announce_note("CloseThreadpoolWork", (uintptr_t)p, 0);
+    tph_os_work_close(w);
+    sim_announce_note("CloseThreadpool", (uintptr_t)p, 0);
+    tph_os_pool_close(p);
+    CHECK(sim_misuse_count() == 0);
+    sim_announce_check(false);
+}
+static void test_announced_calls_are_clean(void **st) {
+    (void)st;
+    simt_run(body_announced_calls_are_clean);
+}
+
+/* One broken announcement per run: the first report names the problem. */
+typedef enum { UNANNOUNCED, OTHER_CALL, OTHER_OBJECT, OTHER_ARGUMENT, CONSUMED } breach;
+static breach g_breach;
+
+static void body_breach(void) {
+    sim_announce_check(true);
+    sim_announce_note("CreateThreadpoolWork", 0, 0);
+    tph_os_work *w = tph_os_work_create(NULL, NULL, NULL);
+    sim_announce_note("CreateThreadpoolWork", 0, 0);
+    tph_os_work *other = tph_os_work_create(NULL, NULL, NULL);
+    CHECK(w != NULL && other != NULL && sim_misuse_count() == 0);
+    switch (g_breach) {
+    case UNANNOUNCED:
+        break;
+    case OTHER_CALL:
+        sim_announce_note("CloseThreadpoolWork", (uintptr_t)w, 0);
+        break;
+    case OTHER_OBJECT:
+        sim_announce_note("WaitForThreadpoolWorkCallbacks", (uintptr_t)other, 0);
+        break;
+    case OTHER_ARGUMENT:
+        sim_announce_note("WaitForThreadpoolWorkCallbacks", (uintptr_t)w, 1);
+        break;
+    case CONSUMED: /* one record announces one call */
+        sim_announce_note("WaitForThreadpoolWorkCallbacks", (uintptr_t)w, 0);
+        tph_os_work_wait(w, false);
+        CHECK(sim_misuse_count() == 0);
+        break;
+    }
+    tph_os_work_wait(w, false);
+    CHECK(sim_misuse_count() == 1);
+    const char *want = g_breach == OTHER_CALL       ? "names another call"
+                       : g_breach == OTHER_OBJECT   ? "names another object"
+                       : g_breach == OTHER_ARGUMENT ? "carries another argument"
+                                                    : "no api/ trace record";
+    CHECK(strstr(first_problem(), want) != NULL);
+    /* Off: nothing is checked. */
+    sim_announce_check(false);
+    tph_os_work_close(w);
+    tph_os_work_close(other);
+    CHECK(sim_misuse_count() == 1);
+}
+static void test_each_breach_is_reported(void **st) {
+    (void)st;
+    for (g_breach = UNANNOUNCED; g_breach <= CONSUMED; g_breach++) simt_run(body_breach);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_announced_calls_are_clean),
+        cmocka_unit_test(test_each_breach_is_reported),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
