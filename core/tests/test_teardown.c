@@ -104,6 +104,47 @@ static void drain(obj *o) {
     }
 }
 
+/* Every other call of a kind that drains it, which must discharge the same
+ * obligation (variant 0 is drain() above).  Returns false past the last. */
+static bool drain_variant(obj *o, int v) {
+    switch (o->k) {
+    case K_WORK:
+        if (v == 1) {
+            TPH_CHECK_EQ(tph_work_stop_and_drain(o->work), TPH_OK);
+            return true;
+        }
+        if (v == 2) {
+            TPH_CHECK_EQ(tph_work_cancel_pending(o->work), TPH_OK);
+            return true;
+        }
+        return false;
+    case K_WAIT:
+        if (v == 1) {
+            TPH_CHECK_EQ(tph_wait_wait(o->wait), TPH_OK);
+            return true;
+        }
+        return false;
+    case K_TIMER:
+        if (v == 1) {
+            TPH_CHECK_EQ(tph_timer_wait(o->timer), TPH_OK);
+            return true;
+        }
+        if (v == 2) {
+            TPH_CHECK_EQ(tph_timer_cancel_pending(o->timer), TPH_OK);
+            return true;
+        }
+        return false;
+    case K_PERIODIC:
+        if (v == 1) {
+            TPH_CHECK_EQ(tph_periodic_stop(o->periodic), TPH_OK);
+            TPH_CHECK_EQ(tph_periodic_wait(o->periodic), TPH_OK);
+            return true;
+        }
+        return false;
+    default: return false;
+    }
+}
+
 static void close_obj(obj *o) {
     switch (o->k) {
     case K_WORK: TPH_CHECK_EQ(tph_work_close(o->work), TPH_OK); break;
@@ -218,15 +259,27 @@ static void owed_body(void *ctx) {
         }
         destroy_rest(&o);
 
-        /* Drained by the owner: nothing to report. */
-        create(&o, k, false);
-        ot_trace_start();
-        arm_and_fire(&o);
-        drain(&o);
-        close_obj(&o);
-        ot_trace_take();
-        TPH_CHECK_EQ(ot_count_events("drop-obligation-owed", TPH_TEST_ANY), 0);
-        destroy_rest(&o);
+        /* Drained by the owner, by any of its draining calls: nothing to
+         * report. */
+        {
+            int v;
+            for (v = 0;; v++) {
+                create(&o, k, false);
+                ot_trace_start();
+                arm_and_fire(&o);
+                while (!tph_os_load32(&o.finished)) tph_test_sleep(TPH_TEST_MS);
+                if (v == 0) drain(&o);
+                else if (!drain_variant(&o, v)) {
+                    close_obj(&o);
+                    destroy_rest(&o);
+                    break;
+                }
+                close_obj(&o);
+                ot_trace_take();
+                TPH_CHECK_EQ(ot_count_events("drop-obligation-owed", TPH_TEST_ANY), 0);
+                destroy_rest(&o);
+            }
+        }
 
         /* Never armed: nothing owed either. */
         create(&o, k, false);
