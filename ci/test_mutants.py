@@ -73,6 +73,51 @@ def test_generator_is_deterministic_and_ids_are_stable():
     # editing a line elsewhere leaves the other ids alone (ids are positions)
     c = gen(SNIPPET.replace("    g(n);", "    g(n + 0);"))
     assert {m.id for m in a if m.line != 12} == {m.id for m in c if m.line != 12}
+    # every mutant has a key of the documented form, unique in its file
+    keys = [m.key for m in a]
+    assert len(set(keys)) == len(keys)
+    assert all(mutagen.KEY_RE.match(k) and k.startswith(f"x.c:{m.operator}:") for k, m in zip(keys, a))
+
+
+def test_a_key_survives_lines_inserted_above_and_a_position_does_not():
+    """Equivalence notes are keyed: an edit above the mutant (or re-indenting
+    it) must not make its note stale, nor point it at another mutant."""
+    a = gen()
+    moved = SNIPPET.replace("int f(int a, int b, volatile uint32_t *c)\n{\n",
+                            "int f(int a, int b, volatile uint32_t *c)\n{\n    h();\n")
+    b = gen(moved)
+    key_a = {m.key: m for m in a}
+    key_b = {m.key: m for m in b if "h();" not in "".join(m.before)}
+    assert set(key_a) == set(key_b)
+    swap = by_id(a)["x.c:11:5:stmt-swap"]
+    assert key_b[swap.key].id == "x.c:12:5:stmt-swap"  # the same swap, a line down
+    assert by_id(b)["x.c:11:5:stmt-swap"].key != swap.key  # its old position is another mutant
+    # re-indenting the mutated lines keeps the key too (whitespace-normalized)
+    c = gen(SNIPPET.replace("    n += a * 2;", "\t n  +=  a * 2;"))
+    assert {m.key for m in c} == set(key_a)
+
+
+def test_a_key_changes_when_the_mutated_statement_changes():
+    a = by_id(gen())
+    b = by_id(gen(SNIPPET.replace("    n += a * 2;", "    n += a * 4;")))
+    for i in ("x.c:11:7:arith", "x.c:11:5:stmt-delete", "x.c:11:5:stmt-swap"):
+        assert a[i].key != b[i].key, i  # same position, another statement: another key
+    assert a["x.c:10:5:stmt-swap"].key != b["x.c:10:5:stmt-swap"].key  # a swap with it, too
+    assert a["x.c:12:5:call-delete"].key == b["x.c:12:5:call-delete"].key  # its neighbour's own: not
+
+
+def test_duplicate_statements_get_distinct_numbered_keys_in_file_order():
+    text = ("void f(void)\n{\n    x = 1;\n    g();\n}\nvoid k(void)\n{\n    x = 1;\n    h();\n"
+            "    x = 1;\n}\n")
+    ms = mutagen.generate("d.c", text)
+    dels = [m for m in ms if m.operator == "stmt-delete" and m.before == ["    x = 1;"]]
+    base = dels[0].key
+    assert [m.key for m in dels] == [base, base + "#2", base + "#3"]
+    assert [m.line for m in dels] == [3, 8, 10]
+    assert [m.key for m in mutagen.generate("d.c", text)] == [m.key for m in ms]  # deterministic
+    # the bare hash is the statement's, shared by the three; another file's differs
+    assert base == "d.c:stmt-delete:" + mutagen.statement_hash(["    x = 1;"], [""])
+    assert mutagen.generate("e.c", text)[0].key.startswith("e.c:")
 
 
 def test_each_operator_on_the_snippet():
@@ -197,12 +242,21 @@ def run_mutants(fx, tmp, *args):
     return p.returncode, p.stdout, p.stderr
 
 
+# Notes by key, as written by hand: the keys of lib.c:4's mutants (the
+# literals also pin the hash, which every note in the project depends on).
 EQUIV = """\
-# id  reason
-lib/lib.c:4:28:rel-boundary  sizeof(int) > 2 holds wherever >= 2 does on every target built
-lib/lib.c:4:31:const+1  sizeof(int) >= 3 holds on every target built
-lib/lib.c:4:31:const-1  sizeof(int) >= 1 always holds
+# key  reason
+# rel-boundary: _Static_assert(sizeof(int) >= 2, ...)  ->  > 2
+lib/lib.c:rel-boundary:27b567a1af68  sizeof(int) > 2 holds wherever >= 2 does on every target built
+lib/lib.c:const+1:ec208babef8f  sizeof(int) >= 3 holds on every target built
+lib/lib.c:const-1:0682950567ca  sizeof(int) >= 1 always holds
 """
+
+
+def fixture_keys():
+    """{id: key} of the fixture's mutants, as generated today."""
+    rel = "lib/lib.c"
+    return {m.id: m.key for m in mutagen.generate(rel, (FIXTURE / rel).read_text())}
 
 
 @pytest.fixture(scope="module")
@@ -211,9 +265,10 @@ def fx_mut(fx, tmp_path_factory):
     eq = tmp / "equivalent.txt"
     eq.write_text(EQUIV)
     rc, out, err = run_mutants(fx, tmp, "--equivalent", str(eq))
-    results = {r["id"]: r for r in json.loads((tmp / "out" / "results.json").read_text())}
+    rows = json.loads((tmp / "out" / "results.json").read_text())
+    results = {r["id"]: r for r in rows}
     score = json.loads((tmp / "out" / "score.json").read_text())
-    return dict(rc=rc, out=out, err=err, results=results, score=score, out_dir=tmp / "out")
+    return dict(rc=rc, out=out, err=err, results=results, rows=rows, score=score, out_dir=tmp / "out")
 
 
 def test_fixture_kill_survive_and_compile_error(fx_mut):
@@ -231,14 +286,31 @@ def test_fixture_kill_survive_and_compile_error(fx_mut):
     assert s["score"] == round(100 * 5 / 12, 1)
 
 
+def test_fixture_notes_by_key_are_applied(fx_mut):
+    """The three notes, written with keys, make exactly those three
+    survivors equivalent; results carry each mutant's id and key."""
+    keys = fixture_keys()
+    eq = {r["id"] for r in fx_mut["rows"] if r["outcome"] == "survived"
+          and r["key"] in mutants.load_equivalent(fx_mut["out_dir"].parent / "equivalent.txt")}
+    assert eq == {"lib/lib.c:4:28:rel-boundary", "lib/lib.c:4:31:const+1", "lib/lib.c:4:31:const-1"}
+    assert all(r["key"] == keys[r["id"]] for r in fx_mut["rows"])
+    assert fx_mut["score"]["equivalent"] == 3
+    assert "names no mutant" not in fx_mut["err"]  # no note is stale
+    progress = [json.loads(l) for l in (fx_mut["out_dir"] / "progress.jsonl").read_text().splitlines()]
+    assert {(r["id"], r["key"]) for r in progress} == set(keys.items())
+
+
 def test_fixture_survivors_listed_with_diffs(fx_mut):
     text = (fx_mut["out_dir"] / "survivors.txt").read_text()
-    assert "=== lib/lib.c:26:14:arith  [NOT KILLED]" in text
+    k = fixture_keys()
+    # the header gives the key to paste into equivalent.txt, then the position
+    assert f"=== {k['lib/lib.c:26:14:arith']}  (lib/lib.c:26:14:arith)  [NOT KILLED]" in text
     assert "-    return x * 2;\n+    return x / 2;" in text
-    assert "=== lib/lib.c:4:31:const+1  [equivalent: sizeof(int) >= 3" in text
+    assert (f"=== {k['lib/lib.c:4:31:const+1']}  (lib/lib.c:4:31:const+1)  "
+            "[equivalent: sizeof(int) >= 3") in text
     # the equivalent ones are not printed as survivors on stdout
-    assert "=== lib/lib.c:26:14:arith: survived" in fx_mut["out"]
-    assert "=== lib/lib.c:4:31:const+1: survived" not in fx_mut["out"]
+    assert f"=== {k['lib/lib.c:26:14:arith']}  (lib/lib.c:26:14:arith): survived" in fx_mut["out"]
+    assert "(lib/lib.c:4:31:const+1): survived" not in fx_mut["out"]
 
 
 def test_fixture_stops_at_the_first_kill_cheapest_first(fx_mut):
@@ -260,19 +332,36 @@ def test_fixture_report_is_stryker_schema(fx_mut):
         assert p.returncode == 0, p.stdout + p.stderr
     rep = json.loads((fx_mut["out_dir"] / "mutation-report.json").read_text())
     assert rp.validate_report(rep) == []
+    # the report names a mutant by key (stable across commits); location is today's
+    k = fixture_keys()
     muts = {m["id"]: m for f in rep["files"].values() for m in f["mutants"]}
-    assert muts["lib/lib.c:8:14:arith"]["status"] == "Killed"
-    assert muts["lib/lib.c:8:14:arith"]["location"]["start"] == {"line": 8, "column": 14}
-    assert muts["lib/lib.c:26:14:arith"]["status"] == "Survived"
-    assert muts["lib/lib.c:4:28:rel-negate"]["status"] == "CompileError"
-    assert muts["lib/lib.c:8:14:arith"]["mutatorName"] == "arith"
+    assert set(muts) == set(k.values())
+    assert muts[k["lib/lib.c:8:14:arith"]]["status"] == "Killed"
+    assert muts[k["lib/lib.c:8:14:arith"]]["location"]["start"] == {"line": 8, "column": 14}
+    assert muts[k["lib/lib.c:26:14:arith"]]["status"] == "Survived"
+    assert muts[k["lib/lib.c:4:28:rel-negate"]]["status"] == "CompileError"
+    assert muts[k["lib/lib.c:8:14:arith"]]["mutatorName"] == "arith"
 
 
 def test_fixture_fail_under(fx, tmp_path):
     rc, out, err = run_mutants(fx, tmp_path, "--only", "lib/lib.c:26:14:arith", "--fail-under", "90")
     assert rc == 1 and "score 0.0%" in out, out + err
-    rc, out, err = run_mutants(fx, tmp_path, "--only", "lib/lib.c:8:14:arith", "--fail-under", "90")
-    assert rc == 0 and "score 100.0%" in out, out + err
+    # --only takes a key as well as an id
+    key = fixture_keys()["lib/lib.c:8:14:arith"]
+    rc, out, err = run_mutants(fx, tmp_path, "--only", key, "--fail-under", "90")
+    assert rc == 0 and "score 100.0%" in out and "1 run of 16" in out, out + err
+
+
+def test_fixture_run_warns_of_a_stale_note(fx, tmp_path):
+    """A note whose statement changed names no mutant: the run says so (the
+    note is judged again, not silently dropped or moved)."""
+    eq = tmp_path / "eq.txt"
+    eq.write_text("lib/lib.c:arith:000000000000  judged on a statement since edited\n"
+                  "lib/lib.c:const+1:ec208babef8f  sizeof(int) >= 3 on every target\n")
+    rc, out, err = run_mutants(fx, tmp_path, "--only", "lib/lib.c:8:14:arith", "--equivalent", str(eq))
+    assert rc == 0, out + err
+    assert "equivalence note lib/lib.c:arith:000000000000 names no mutant" in err, err
+    assert "ec208babef8f" not in err
 
 
 def test_fixture_diff_keeps_only_changed_lines(fx, tmp_path):
@@ -286,6 +375,9 @@ def test_fixture_diff_keeps_only_changed_lines(fx, tmp_path):
     assert p.returncode == 0, p.stderr
     ids = [l.split("\t")[0] for l in p.stdout.splitlines()]
     assert ids and all(i.startswith("lib/lib.c:26:") for i in ids), ids
+    # --list gives id, key, change
+    assert [l.split("\t")[1] for l in p.stdout.splitlines()] == [
+        m.key for m in mutagen.generate("lib/lib.c", lib.read_text()) if m.line == 26]
     p = subprocess.run([PY, str(SAB / "mutants.py"), "--checkout", str(d), "--files", "lib/*.c",
                         "--diff", "HEAD", "--list"], capture_output=True, text=True)
     assert p.returncode == 0 and p.stdout == "", p.stdout
@@ -294,28 +386,55 @@ def test_fixture_diff_keeps_only_changed_lines(fx, tmp_path):
 def test_bad_invocations_exit_two(fx, tmp_path):
     base = [PY, str(SAB / "mutants.py"), "--checkout", str(fx)]
     for extra in (["--operators", "nope"], ["--files", "nothing/*.c"], ["--sample", "0"],
-                  ["--only", "lib/lib.c:1:1:arith"], ["--no-such-flag"]):
+                  ["--only", "lib/lib.c:1:1:arith"], ["--only", "lib/lib.c:arith:000000000000"],
+                  ["--no-such-flag"]):
         p = subprocess.run(base + extra + ["--list"], capture_output=True, text=True)
         assert p.returncode == 2, (extra, p.stdout, p.stderr)
     eq = tmp_path / "eq.txt"
-    eq.write_text("lib/lib.c:9:14:arith  ok\nnot-an-id\n")
-    p = subprocess.run(base + ["--files", "lib/*.c", "--equivalent", str(eq), "--work", str(tmp_path / "w")],
-                       capture_output=True, text=True)
-    assert p.returncode == 2 and f"{eq}:2:1: expected" in p.stderr, p.stderr
+    k = "lib/lib.c:arith:b58ba229e033"
+    for text, want in ((f"{k}  ok\nnot-a-key\n", ":2:1: expected 'FILE:OPERATOR:HASH"),
+                       (f"{k}\n", ":1:1: expected"),
+                       # a position is refused: after an edit it would name another mutant
+                       ("lib/lib.c:8:14:arith  ok\n", ":1:1: 'lib/lib.c:8:14:arith' is a mutant's position"),
+                       (f"{k}  a\n{k}  b\n", ":2:1: mutant")):
+        eq.write_text(text)
+        p = subprocess.run(base + ["--files", "lib/*.c", "--equivalent", str(eq),
+                                   "--work", str(tmp_path / "w")], capture_output=True, text=True)
+        assert p.returncode == 2 and f"{eq}{want}" in p.stderr, (text, p.stderr)
+
+
+def project_note_problems(eq):
+    """The notes of {key: reason} whose key no mutant of today's tree has."""
+    have = {}
+    for f in sorted({k.split(":")[0] for k in eq}):
+        p = REPO / f
+        have[f] = {m.key for m in mutagen.generate(f, p.read_text())} if p.is_file() else None
+    problems = []
+    for key, reason in eq.items():
+        f = key.split(":")[0]
+        if have[f] is None:
+            problems.append(f"{key}: {f} is gone ({reason})")
+        elif key not in have[f]:
+            problems.append(f"{key}: stale, no mutant of {f} has this key any more -- the mutated "
+                            f"lines changed; re-judge the mutant and write the key `mutants.py --list` "
+                            f"gives it ({reason})")
+    return problems
 
 
 def test_project_equivalence_notes_name_real_mutants():
-    """Every id in ci/mutants/equivalent.txt is a mutant the generator makes
-    today (a note for a mutant that no longer exists is stale)."""
+    """Every key in ci/mutants/equivalent.txt is a mutant the generator makes
+    today (a note whose statement has changed is stale, and must be judged
+    again rather than carried over)."""
     eq = mutants.load_equivalent(REPO / mutants.EQUIV)
-    files = sorted({i.split(":")[0] for i in eq})
-    have = set()
-    for f in files:
-        p = REPO / f
-        if p.is_file():
-            have |= {m.id for m in mutagen.generate(f, p.read_text())}
-    stale = sorted(set(eq) - have)
-    assert not stale, stale
+    assert len(eq) >= 27  # the notes migrated from positional ids, none lost
+    problems = project_note_problems(eq)
+    assert not problems, "\n".join(problems)
+
+
+def test_a_stale_project_note_is_reported_clearly():
+    eq = {"core/src/registry.c:stmt-swap:000000000000": "a judgement of some other statement"}
+    [msg] = project_note_problems(eq)
+    assert "stale" in msg and "core/src/registry.c:stmt-swap:000000000000" in msg
 
 
 def test_summarize_reads_the_progress_file(fx_mut):
@@ -329,7 +448,7 @@ def test_summarize_reads_the_progress_file(fx_mut):
     s = fx_mut["score"]
     for k in ("killed", "timeout", "survived", "equivalent", "compile-error", "score"):
         assert counts[k] == s[k], (k, counts, s)
-    assert "=== lib/lib.c:26:14:arith  [NOT KILLED]" in p.stdout
+    assert f"=== {fixture_keys()['lib/lib.c:26:14:arith']}  (lib/lib.c:26:14:arith)  [NOT KILLED]" in p.stdout
 
 
 def test_pointer_declarations_are_not_statements():

@@ -1,8 +1,22 @@
 """Mutant generation for C sources: the defects the suite was never tuned to.
 
-Deterministic: the same text gives the same mutants in the same order, each
-with a stable id `file:line:col:operator` (1-based; the column of the token or
-statement changed).  Works on tokens, so comments, string and character
+Deterministic: the same text gives the same mutants in the same order.  Each
+mutant has two names:
+  id   `file:line:col:operator` (1-based; the column of the token or statement
+       changed): where it is today, for reading and for `--only`; it moves
+       with any edit above it.
+  key  `file:operator:H` or `file:operator:H#n`: what it changes.  H is the
+       first 12 hex digits of the SHA-1 of the changed lines before and after
+       the mutation (comments on them included), each with its whitespace
+       runs collapsed and its ends stripped (statement_hash); `#n` (n = 2,
+       3, ...) is added only when n-1 earlier mutants of the same file (in
+       id order) share that file:operator:H, e.g. the same statement deleted
+       in two functions.  Editing other lines, or re-indenting these, keeps
+       the key; changing the mutated statement (or, for a swap, either
+       statement) changes it.  Equivalence notes (ci/mutants/equivalent.txt)
+       name mutants by key.
+
+Works on tokens, so comments, string and character
 literals and preprocessor lines are never mutated; code in a branch of an
 `#if` that the sweep's builds never compile (the `!TPHEAL_SELF_HEAL` and
 `_MSC_VER`/`_WIN32` branches) is skipped, since no catcher could see it.
@@ -23,6 +37,7 @@ Python 3.11 standard library only.
 """
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 
@@ -76,7 +91,7 @@ class Tok:
 
 @dataclass
 class Mutant:
-    id: str            # file:line:col:operator
+    id: str            # file:line:col:operator (its position today)
     file: str
     line: int          # first line the mutant changes (1-based)
     col: int
@@ -85,6 +100,7 @@ class Mutant:
     last: int
     before: list       # original lines first..last (no newlines)
     after: list        # their replacement
+    key: str = ""      # file:operator:hash[#n], set by generate (see the docstring)
 
     def apply(self, text):
         """The mutated file, or None when the lines are no longer there."""
@@ -307,8 +323,34 @@ def _split_args(toks, open_i, close_i):
     return args
 
 
+# A key as generate writes it: file:operator:12 hex digits, #n for n >= 2.
+KEY_RE = re.compile(r"^(?P<file>[^\s:]+):(?P<op>[a-z0-9+-]+):(?P<hash>[0-9a-f]{12})"
+                    r"(?:#(?P<n>[2-9]|[1-9][0-9]+))?$")
+
+
+def statement_hash(before, after):
+    """12 hex digits of SHA-1 over the changed lines, before then after, each
+    line whitespace-normalized (runs collapsed to one space, ends stripped),
+    so that re-indenting or moving the statement keeps it."""
+    norm = [" ".join(s.split()) for s in before] + ["\0"] + [" ".join(s.split()) for s in after]
+    return hashlib.sha1("\n".join(norm).encode("utf-8")).hexdigest()[:12]
+
+
+def assign_keys(muts):
+    """Set each mutant's key, in the order given (generate's: position):
+    the first of a file to have a file:operator:hash gets it bare, the next
+    ones `#2`, `#3`, ..."""
+    seen = {}
+    for m in muts:
+        base = f"{m.file}:{m.operator}:{statement_hash(m.before, m.after)}"
+        seen[base] = seen.get(base, 0) + 1
+        m.key = base if seen[base] == 1 else f"{base}#{seen[base]}"
+    return muts
+
+
 def generate(rel, text, operators=OPERATORS):
-    """Every mutant of one file, sorted by position then operator."""
+    """Every mutant of one file, sorted by position then operator, each with
+    its id and key."""
     toks = tokens(text)
     lines = text.split("\n")
     muts = []
@@ -390,7 +432,9 @@ def generate(rel, text, operators=OPERATORS):
                            a.line, b.line, [la, lb], [lb, la]))
     muts = [m for m in muts if m.operator in operators and m.before != m.after]
     muts.sort(key=lambda m: (m.line, m.col, OPERATORS.index(m.operator)))
-    return muts
+    # a key's #n counts only mutants of its own operator, so an --operators
+    # subset names each mutant as the whole run does
+    return assign_keys(muts)
 
 
 def _is_declarator(toks, k):

@@ -14,10 +14,10 @@ mutant that does not build is a compile error, outside the score.
   python3 ci/sabotage/mutants.py                        # every mutant of core/src
   python3 ci/sabotage/mutants.py --files 'harness/sim/*.c' --sample 50 --seed 1
   python3 ci/sabotage/mutants.py --diff origin/main     # only mutants on changed lines
-  python3 ci/sabotage/mutants.py --list                 # ids and diffs, nothing runs
+  python3 ci/sabotage/mutants.py --list                 # id, key, change; nothing runs
 
 Score = killed / (killed + survived), equivalent mutants (ci/mutants/
-equivalent.txt) left out.  Exit 0, or 1 when the score is below
+equivalent.txt, by key) left out.  Exit 0, or 1 when the score is below
 --fail-under, 2 for a bad invocation or a red baseline.  docs/mutation.md is
 the guide and holds the published score.
 
@@ -31,6 +31,7 @@ import json
 import os
 import pathlib
 import random
+import re
 import subprocess
 import sys
 
@@ -41,13 +42,17 @@ import sweep as sw  # noqa: E402
 
 DEFAULT_FILES = ["core/src/*.c"]
 EQUIV = "ci/mutants/equivalent.txt"
+POSITION_RE = re.compile(r"^[^\s:]+:\d+:\d+:[a-z0-9+-]+$")  # a mutant's id, file:line:col:operator
 # the suite's seeds per strategy (ci/test_scenarios.py: TPHEAL_SCENARIO_SEEDS)
 SUITE_SEEDS = 200
 
 
 def load_equivalent(path):
-    """{mutant id: reason} from lines `ID  reason` ('#' starts a comment line).
-    Malformed lines are `file:line:col: what` errors (exit 2)."""
+    """{mutant key: reason} from lines `KEY  reason` ('#' starts a comment
+    line).  A note names its mutant by key (mutagen.py), never by position:
+    a position moves with every edit above it and then names another
+    mutant, or none.  Malformed lines are `file:line:col: what` errors
+    (exit 2)."""
     out = {}
     if not path.is_file():
         return out
@@ -55,12 +60,31 @@ def load_equivalent(path):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         parts = line.split(None, 1)
-        if len(parts) != 2 or parts[0].count(":") != 3:
-            raise sw.Bad(f"{path}:{n}:1: expected 'FILE:LINE:COL:OPERATOR  reason'")
+        if POSITION_RE.match(parts[0]):
+            raise sw.Bad(f"{path}:{n}:1: '{parts[0]}' is a mutant's position, which moves when lines "
+                         f"above it change; name it by its key (mutants.py --list, or the '=== KEY' "
+                         f"line of survivors.txt)")
+        if len(parts) != 2 or not mutagen.KEY_RE.match(parts[0]):
+            raise sw.Bad(f"{path}:{n}:1: expected 'FILE:OPERATOR:HASH[#N]  reason' (a mutant's key "
+                         f"and why no test can tell it from the original)")
         if parts[0] in out:
             raise sw.Bad(f"{path}:{n}:1: mutant '{parts[0]}' listed twice")
         out[parts[0]] = parts[1].strip()
     return out
+
+
+def stale_notes(equivalent, files, operators, keys):
+    """The notes on these files and operators whose key no generated mutant
+    has (the statement was edited, or went)."""
+    return [k for k in equivalent
+            if k.split(":")[0] in files and k.split(":")[1] in operators and k not in keys]
+
+
+def survivor_header(key, mid, note):
+    """survivors.txt's line for one survivor: the key first, ready to paste
+    into equivalent.txt, then the position to find it by."""
+    head = f"=== {key}  ({mid})" if key else f"=== {mid}"  # a progress.jsonl from before keys
+    return head + (f"  [equivalent: {note}]" if note else "  [NOT KILLED]")
 
 
 def glob_match(path, pattern):
@@ -105,7 +129,7 @@ def summarize(results, equivalent):
         if r["outcome"] == "caught":
             c["timeout" if r["kind"] == "timeout" else "killed"] += 1
         elif r["outcome"] == "survived":
-            c["equivalent" if r["name"] in equivalent else "survived"] += 1
+            c["equivalent" if r.get("key") in equivalent else "survived"] += 1
         elif r["outcome"] == "does-not-compile":
             c["compile-error"] += 1
         else:
@@ -123,9 +147,8 @@ def write_outputs(sweep, results, equivalent, counts, meta):
     for r in results:
         if r.outcome != "survived":
             continue
-        note = equivalent.get(r.entry.name)
-        surv.append(f"=== {r.entry.name}" + (f"  [equivalent: {note}]" if note else "  [NOT KILLED]")
-                    + f"\n{r.entry.why}\n{r.diff}")
+        m = r.entry.mutant
+        surv.append(survivor_header(m.key, m.id, equivalent.get(m.key)) + f"\n{r.entry.why}\n{r.diff}")
     (out / "survivors.txt").write_text("\n".join(surv) + ("\n" if surv else ""), encoding="utf-8")
     (out / "score.json").write_text(json.dumps(dict(meta, **counts), indent=1), encoding="utf-8")
     return rep
@@ -144,8 +167,7 @@ def summarize_progress(d, checkout, equivalent_path):
         print(json.dumps(c))
         for r in rows:
             if r["outcome"] == "survived":
-                note = equivalent.get(r["name"])
-                print(f"\n=== {r['name']}" + (f"  [equivalent: {note}]" if note else "  [NOT KILLED]")
+                print("\n" + survivor_header(r.get("key"), r["name"], equivalent.get(r.get("key")))
                       + f"\n{r['why']}\n{r.get('diff', '')}")
     except BrokenPipeError:  # `--summarize DIR | head`
         sys.stdout = open(os.devnull, "w")
@@ -164,7 +186,8 @@ def main(argv=None):
                     help="only mutants on lines changed since BASE (git diff -U0 BASE)")
     ap.add_argument("--sample", type=int, default=None, help="run N mutants drawn with --seed")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--only", action="append", default=[], help="run only this mutant id (repeatable)")
+    ap.add_argument("--only", action="append", default=[],
+                    help="run only this mutant, named by id or key (repeatable)")
     ap.add_argument("--config", default=None,
                     help="manifest whose top-level keys configure the catchers "
                          "(default CHECKOUT/sabotage.json; its entries are not run)")
@@ -207,6 +230,7 @@ def main(argv=None):
         if not chosen:
             raise sw.Bad(f"mutants: no tracked .c file matches {', '.join(patterns)}")
         population = len(muts)
+        population_keys = {m.key for m in muts}
         if a.diff:
             d = subprocess.run(["git", "diff", "-U0", a.diff, "--"] + chosen, cwd=checkout,
                                capture_output=True, text=True)
@@ -215,21 +239,24 @@ def main(argv=None):
             changed = mutagen.changed_lines(d.stdout)
             muts = [m for m in muts if mutagen.on_changed_lines(m, changed)]
         if a.only:
-            ids = {m.id for m in muts}
-            unknown = [i for i in a.only if i not in ids]
+            names = {m.id for m in muts} | {m.key for m in muts}
+            unknown = [i for i in a.only if i not in names]
             if unknown:
-                raise sw.Bad(f"mutants: --only names no mutant: {', '.join(unknown)}")
-            muts = [m for m in muts if m.id in a.only]
+                raise sw.Bad(f"mutants: --only names no mutant (by id or key): {', '.join(unknown)}")
+            muts = [m for m in muts if m.id in a.only or m.key in a.only]
         muts = sample(muts, a.sample, a.seed)
         if a.list:
             try:
                 for m in muts:
-                    print(f"{m.id}\t{m.description}")
+                    print(f"{m.id}\t{m.key}\t{m.description}")
             except BrokenPipeError:
                 sys.stdout = open(os.devnull, "w")
             print(f"mutants: {len(muts)} of {population}", file=sys.stderr)
             return 0
         equivalent = load_equivalent(pathlib.Path(a.equivalent) if a.equivalent else checkout / EQUIV)
+        for key in sorted(stale_notes(equivalent, chosen, ops, population_keys)):
+            print(f"mutants: equivalence note {key} names no mutant of today's {key.split(':')[0]} "
+                  f"(its lines changed: re-judge the mutant and write its new key)", file=sys.stderr)
         cfg_path = pathlib.Path(a.config) if a.config else checkout / "sabotage.json"
         raw = {"package": "mutants"}
         if cfg_path.is_file():
@@ -281,8 +308,8 @@ def main(argv=None):
           + (f"; score {counts['score']}%" if counts["score"] is not None else ""))
     print(f"mutants: report {out / 'mutation-report.html'}, survivors {out / 'survivors.txt'}")
     for r in results:
-        if r.outcome == "survived" and r.entry.name not in equivalent:
-            print(f"\n=== {r.entry.name}: survived\n{r.diff}")
+        if r.outcome == "survived" and r.entry.mutant.key not in equivalent:
+            print(f"\n=== {r.entry.mutant.key}  ({r.entry.name}): survived\n{r.diff}")
     if a.fail_under is not None and counts["score"] is not None and counts["score"] < a.fail_under:
         return 1
     return 0

@@ -52,7 +52,9 @@ def build(manifest, results, sources, perf, tests):
         if status == "Killed" and r.get("kind") == "timeout":
             status = "Timeout"
         m = {
-            "id": r.get("id") or r["name"],
+            # a generated mutant's key: it names the mutant across commits,
+            # as equivalent.txt does; `location` gives today's position
+            "id": r.get("key") or r.get("id") or r["name"],
             "mutatorName": r.get("operator") or r.get("failure") or r["expect"],
             "location": r.get("location") or _location(f["source"], r["find"]),
             "status": status,

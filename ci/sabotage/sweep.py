@@ -186,6 +186,7 @@ class Result:
                 "catcher": self.catcher, "kind": self.kind, "schedules": self.schedules,
                 "seed": self.seed, "ran": self.ran, "catchers": self.catchers,
                 "id": getattr(e, "mutant", None) and e.mutant.id,
+                "key": getattr(e, "mutant", None) and e.mutant.key,
                 "operator": getattr(e, "mutant", None) and e.mutant.operator,
                 "location": getattr(e, "mutant", None) and e.mutant.location()}
 
