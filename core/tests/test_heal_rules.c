@@ -206,9 +206,42 @@ static void test_submit_stamp_ahead_of_clock_reads_zero_wait(void **state) {
     tph_test_run_controlled(body_overdue_threshold, &oc, NULL, 2);
 }
 
+/* ---- a tick's record is inside its serialisation ---------------------------------- */
+
+/* "healer-tick" is recorded with the tick lock held: a hold there parks one
+ * tick while every other waits at the lock, which is how the scenarios make
+ * two ticks contend (concurrent-ticks-one-overdue-episode).  Recorded before
+ * the lock, a second tick would record (and park) too. */
+static void ticker(void *arg) {
+    (void)arg;
+    tph_heal_tick();
+}
+
+static void body_tick_record_inside_lock(void *ctx) {
+    rt_thread *t1, *t2;
+    (void)ctx;
+    tph_test_hold("healer-tick", TPH_TEST_ANY);
+    t1 = tph_test_spawn("tick-1", ticker, NULL);
+    TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
+    t2 = tph_test_spawn("tick-2", ticker, NULL);
+    tph_test_quiet(TPH_TEST_SECOND);
+    TPH_CHECK_EQ(tph_test_event_count("healer-tick", TPH_TEST_ANY), 1);
+    TPH_CHECK_EQ(tph_test_held_now(), 1);
+    tph_test_release_hold();
+    rt_join(t1);
+    rt_join(t2);
+    TPH_CHECK_EQ(tph_test_event_count("healer-tick", TPH_TEST_ANY), 2);
+}
+
+static void test_tick_record_inside_its_lock(void **state) {
+    (void)state;
+    tph_test_run_both(body_tick_record_inside_lock, NULL, NULL, 3);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tick_walks_every_batch),
+        cmocka_unit_test(test_tick_record_inside_its_lock),
         cmocka_unit_test(test_stamp_before_healer_start),
         cmocka_unit_test(test_cancel_uses_own_entry),
         cmocka_unit_test(test_overdue_at_exactly_the_threshold),

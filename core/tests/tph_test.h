@@ -128,9 +128,37 @@ static inline tph_test__counter *tph_test__find(const char *event, uint64_t a, b
     return &tph_test__h.counters[tph_test__h.ncounters++];
 }
 
+/* Records whose argument docs/architecture.md ("Trace events") gives as 0:
+ * a record carrying anything else breaks the trace's stable shape, which
+ * users' hooks and the scenario language read.  `a_zero`/`b_zero` say which. */
+static const struct tph_test__zero_arg {
+    const char *event;
+    bool a_zero, b_zero;
+} tph_test__zero_args[] = {
+    {"healer-tick", true, true},         {"healer-start-failed", true, true},
+    {"healer-started", false, true},     {"repair-started", false, true},
+    {"register-failed", false, true},    {"repair-submitted-inline", false, true},
+    {"cancel-untracked", false, true},
+};
+
+static inline void tph_test__check_shape(const tph_trace_record *rec) {
+    size_t i;
+    for (i = 0; i < sizeof tph_test__zero_args / sizeof tph_test__zero_args[0]; i++) {
+        const struct tph_test__zero_arg *z = &tph_test__zero_args[i];
+        if (strcmp(rec->event, z->event) != 0) continue;
+        if ((z->a_zero && rec->a != 0) || (z->b_zero && rec->b != 0)) {
+            static char what[160];
+            snprintf(what, sizeof what, "trace record %s carries a=%llu b=%llu; its zero argument is not 0",
+                     rec->event, (unsigned long long)rec->a, (unsigned long long)rec->b);
+            tph_test__fail(__FILE__, __LINE__, what);
+        }
+    }
+}
+
 static inline void tph_test__hook(const tph_trace_record *rec, void *ctx) {
     tph_test__counter *c;
     (void)ctx;
+    tph_test__check_shape(rec);
     if (strcmp(rec->target, "api") == 0) sim_announce_note(rec->event, rec->a, rec->b);
     rt_lock_acquire(&tph_test__h.lock);
     c = tph_test__find(rec->event, rec->a, true);
