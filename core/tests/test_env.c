@@ -80,11 +80,53 @@ static void error_names(void **state) {
     assert_string_equal(tph_err_name((tph_err)99), "TPH_E?");
 }
 
+/* The environment's priority reaches the native object: on a pool of one
+ * busy thread, work queued at low priority runs after work queued later at
+ * high priority, and normal sits between them. */
+static volatile uint32_t order_next;
+static volatile uint32_t ran_at[3];
+
+static void note_order(tph_work *w, void *ctx) {
+    uint32_t at = tph_os_fetch_add32(&order_next, 1);
+    (void)w;
+    tph_os_store32(&ran_at[(uintptr_t)ctx], at);
+}
+
+static void priority_body(void *ctx) {
+    static const tph_priority prio[3] = {TPH_PRIORITY_LOW, TPH_PRIORITY_NORMAL, TPH_PRIORITY_HIGH};
+    ot_blocked_pool b;
+    tph_env env[3];
+    tph_work *w[3];
+    uintptr_t i;
+    (void)ctx;
+    order_next = 0;
+    ot_blocked_pool_begin(&b);
+    for (i = 0; i < 3; i++) {
+        env[i] = b.env;
+        TPH_CHECK_EQ(tph_env_set_priority(&env[i], prio[i]), TPH_OK);
+        TPH_CHECK_EQ(tph_work_create(&w[i], note_order, (void *)i, &env[i]), TPH_OK);
+        TPH_CHECK_EQ(tph_work_submit(w[i]), TPH_OK); /* low first, high last */
+    }
+    ot_gate_open(&b.gate);
+    for (i = 0; i < 3; i++) TPH_CHECK_EQ(tph_work_wait(w[i]), TPH_OK);
+    TPH_CHECK_EQ(tph_os_load32(&ran_at[2]), 0); /* high: first after the blocker */
+    TPH_CHECK_EQ(tph_os_load32(&ran_at[1]), 1);
+    TPH_CHECK_EQ(tph_os_load32(&ran_at[0]), 2);
+    for (i = 0; i < 3; i++) TPH_CHECK_EQ(tph_work_close(w[i]), TPH_OK);
+    ot_blocked_pool_end(&b);
+}
+
+static void env_priority_orders_the_queue(void **state) {
+    (void)state;
+    tph_test_run_both(priority_body, NULL, NULL, 3);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(env_init_gives_the_default_pool),
         cmocka_unit_test(env_setters_reject_null_env),
         cmocka_unit_test(env_priority_out_of_range_is_rejected),
+        cmocka_unit_test(env_priority_orders_the_queue),
         cmocka_unit_test(key_of_null_env_or_pool_is_zero),
         cmocka_unit_test(key_of_a_private_pool_is_its_handle),
         cmocka_unit_test(error_names),

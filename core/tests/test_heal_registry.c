@@ -204,6 +204,94 @@ static void test_one_pass_retires_every_idle_entry(void **state) {
     tph_test_run_both(body_one_pass_retires_all, NULL, NULL, 2);
 }
 
+/* Unlinking the last entry moves the tail to the one before it: a later
+ * entry must be reachable from the head (a tail left on the unlinked entry
+ * would hang the newcomer off freed memory). */
+static void body_tail_unlink_keeps_list(void *ctx) {
+    tph_test_blocker b[4];
+    tph_registration r[4];
+    tph_heal_entry_info all[8];
+    size_t n, i;
+    int k;
+    bool seen[4] = {false, false, false, false};
+    (void)ctx;
+    for (k = 0; k < 4; k++) TPH_CHECK(tph_test_blocker_start(&b[k]));
+    for (k = 0; k < 3; k++) {
+        r[k] = tph_register(b[k].key);
+        TPH_CHECK(r[k].entry != NULL);
+    }
+    tph_registration_release(&r[2]); /* the tail: idle, retired at once */
+    TPH_CHECK_EQ(tph_test_event_count("entry-retired", b[2].key), 1);
+    r[3] = tph_register(b[3].key);
+    TPH_CHECK(r[3].entry != NULL);
+    n = tph_heal_entries(all, 8);
+    TPH_CHECK_EQ(n, 3);
+    for (i = 0; i < n && i < 8; i++)
+        for (k = 0; k < 4; k++)
+            if (all[i].key == b[k].key) seen[k] = true;
+    TPH_CHECK(seen[0] && seen[1] && !seen[2] && seen[3]);
+    tph_registration_release(&r[3]); /* the tail again, then the head */
+    tph_registration_release(&r[0]);
+    TPH_CHECK_EQ(tph_heal_entry_count(), 1);
+    tph_registration_release(&r[1]);
+    TPH_CHECK_EQ(tph_heal_entry_count(), 0);
+    for (k = 0; k < 4; k++) tph_test_blocker_finish(&b[k]);
+}
+
+static void test_tail_unlink_keeps_the_list_whole(void **state) {
+    (void)state;
+    tph_test_run_both(body_tail_unlink_keeps_list, NULL, NULL, 2);
+}
+
+/* Two first objects on one pool: the second waits for the first's entry and
+ * shares it, and leaves the creation lock free for the next pool's entry. */
+typedef struct first_arg {
+    uintptr_t key;
+    tph_registration r;
+} first_arg;
+
+static void registerer(void *arg) {
+    first_arg *f = (first_arg *)arg;
+    f->r = tph_register(f->key);
+}
+
+static void body_racing_first_objects(void *ctx) {
+    tph_test_blocker b[2];
+    first_arg one, two;
+    tph_registration other;
+    rt_thread *t1, *t2;
+    (void)ctx;
+    TPH_CHECK(tph_test_blocker_start(&b[0]));
+    TPH_CHECK(tph_test_blocker_start(&b[1]));
+    one.key = two.key = b[0].key;
+    /* The first is parked making the entry's repair work, creation lock held. */
+    tph_test_hold("CreateThreadpoolWork", b[0].key);
+    t1 = tph_test_spawn("first", registerer, &one);
+    TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
+    t2 = tph_test_spawn("second", registerer, &two);
+    tph_test_quiet(TPH_TEST_SECOND);
+    tph_test_release_hold();
+    rt_join(t1);
+    rt_join(t2);
+    TPH_CHECK(one.r.entry != NULL && one.r.entry == two.r.entry);
+    TPH_CHECK_EQ(tph_test_event_count("entry-created", b[0].key), 1);
+    TPH_CHECK_EQ(tph_test_entry(b[0].key).objects, 2);
+    /* The next pool's first object can still make its entry. */
+    other = tph_register(b[1].key);
+    TPH_CHECK(other.entry != NULL);
+    tph_registration_release(&other);
+    tph_registration_release(&one.r);
+    tph_registration_release(&two.r);
+    TPH_CHECK_EQ(tph_heal_entry_count(), 0);
+    tph_test_blocker_finish(&b[0]);
+    tph_test_blocker_finish(&b[1]);
+}
+
+static void test_racing_first_objects_share_one_entry(void **state) {
+    (void)state;
+    tph_test_run_both(body_racing_first_objects, NULL, NULL, 3);
+}
+
 /* ---- best effort, and the retry at cancellation --------------------------- */
 
 static void fail_work_create_for(uintptr_t key, bool from_nth_on) {
@@ -496,6 +584,8 @@ int main(void) {
         cmocka_unit_test(test_wait_cancel_marks),
         cmocka_unit_test(test_wait_cancel_no_tracking_leaves_unmarked),
         cmocka_unit_test(test_one_pass_retires_every_idle_entry),
+        cmocka_unit_test(test_tail_unlink_keeps_the_list_whole),
+        cmocka_unit_test(test_racing_first_objects_share_one_entry),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
