@@ -311,6 +311,56 @@ static void test_wait_cancel_discharges_and_stop_ends(void **state) {
     tph_test_run_controlled(body_wait_cancel_and_stop, NULL, NULL, 1);
 }
 
+/* ---- a wait's stop refuses arms until its drain has returned ------------------------ */
+
+/* The stop ends after the drain, not before it: an arm let in while the
+ * drain (or the cancelling drain) runs could be dropped by it or race the
+ * free that follows.  The stopper is parked at its drain's native call. */
+typedef struct stopper_arg {
+    tph_wait *w;
+    bool cancel;
+} stopper_arg;
+
+static void stopper(void *arg) {
+    stopper_arg *a = (stopper_arg *)arg;
+    if (a->cancel) (void)tph_wait_try_cancel_pending_no_heal_tracking(a->w);
+    else (void)tph_wait_stop_and_drain(a->w);
+}
+
+static void body_wait_stop_refuses_arms(void *ctx) {
+    calls c;
+    tph_handle *ev;
+    stopper_arg a;
+    rt_thread *t;
+    int cancel;
+    (void)ctx;
+    memset(&c, 0, sizeof c);
+    TPH_CHECK_EQ(tph_event_create(&ev, true, false), TPH_OK);
+    TPH_CHECK_EQ(tph_wait_create(&a.w, ev, wait_fn, &c, NULL), TPH_OK);
+    for (cancel = 0; cancel < 2; cancel++) {
+        a.cancel = cancel != 0;
+        TPH_CHECK_EQ(tph_wait_arm(a.w, TPH_WAIT_FOREVER), TPH_OK);
+        tph_test_hold("WaitForThreadpoolWaitCallbacks", TPH_TEST_ANY);
+        t = tph_test_spawn("stopper", stopper, &a);
+        /* held counts every thread that ever reached a hold of this run */
+        TPH_CHECK(tph_test_wait_held((uint64_t)cancel + 1, 10 * TPH_TEST_SECOND));
+        TPH_CHECK_EQ(tph_wait_arm(a.w, TPH_WAIT_FOREVER), TPH_EBUSY);
+        tph_test_release_hold();
+        rt_join(t);
+        /* Stop over: arms are accepted again. */
+        TPH_CHECK_EQ(tph_wait_arm(a.w, TPH_WAIT_FOREVER), TPH_OK);
+        TPH_CHECK_EQ(tph_wait_stop_and_drain(a.w), TPH_OK);
+    }
+    TPH_CHECK_EQ(tph_wait_close(a.w), TPH_OK);
+    TPH_CHECK_EQ(c.n, 0);
+    TPH_CHECK_EQ(tph_handle_close(ev), TPH_OK);
+}
+
+static void test_wait_stop_refuses_arms_until_drained(void **state) {
+    (void)state;
+    run_controlled_seeds(body_wait_stop_refuses_arms);
+}
+
 /* ---- a work cancel_pending discharges the drain ------------------------------------ */
 
 static void work_fn(tph_work *w, void *ctx) {
@@ -378,6 +428,7 @@ int main(void) {
         cmocka_unit_test(test_member_close_leaves_group),
         cmocka_unit_test(test_timer_close_disarms_first),
         cmocka_unit_test(test_wait_cancel_discharges_and_stop_ends),
+        cmocka_unit_test(test_wait_stop_refuses_arms_until_drained),
         cmocka_unit_test(test_work_cancel_discharges_drain),
         cmocka_unit_test(test_periodic_wait_discharges_drain),
     };
