@@ -20,7 +20,9 @@ typedef struct ff_state {
     const char *close_call;
     uint64_t id;            /* native handle of the object under test */
     uint64_t blocks_before; /* core blocks before the object was created */
+    uint64_t kind_code;     /* b of drop-obligation-owed */
     bool drained, closed, dropped;
+    bool recorded; /* the fail-fast record, naming the object, came first */
 } ff_state;
 
 static ff_state ff;
@@ -31,8 +33,14 @@ static void ff_hook(const tph_trace_record *rec, void *ctx) {
     if (ff.id == 0) return;
     if (strcmp(rec->event, ff.drain_call) == 0 && rec->a == ff.id && !ff.closed) ff.drained = true;
     if (strcmp(rec->event, ff.close_call) == 0 && rec->a == ff.id) ff.closed = ff.drained;
-    if (strcmp(rec->event, "drop-obligation-owed") == 0 && rec->a == ff.id) ff.dropped = true;
+    if (strcmp(rec->event, "drop-obligation-owed") == 0 && rec->a == ff.id) {
+        ff.dropped = true;
+        ff.kind_code = rec->b;
+    }
     if (strcmp(rec->event, "fail-fast") != 0) return;
+    /* The record names what ended the process: the object's id and kind,
+     * as drop-obligation-owed did. */
+    ff.recorded = rec->a == ff.id && rec->b == ff.kind_code;
     if (!ff.drained) tph_test__fail(__FILE__, __LINE__, "fail-fast before the drain");
     if (!ff.closed) tph_test__fail(__FILE__, __LINE__, "fail-fast before the native close");
     if (!ff.dropped) tph_test__fail(__FILE__, __LINE__, "fail-fast without drop-obligation-owed");
@@ -102,17 +110,28 @@ static void io_body(void *ctx) {
     TPH_CHECK_EQ(tph_io_close(io), TPH_OK);
 }
 
+/* A process that ended without the fail-fast record (or with one naming
+ * another object) is reported as such: the trace is how a user learns what
+ * ended the process. */
+static tph_test_outcome with_record_check(tph_test_outcome o) {
+    if (o.ended && !ff.recorded)
+        snprintf(o.reason, sizeof o.reason, "ended without the fail-fast record naming the object");
+    return o;
+}
+
 static tph_test_outcome run_wait(void *ctx) {
     (void)ctx;
-    return tph_test_run_controlled_outcome(wait_body, NULL, NULL, 1, NULL);
+    return with_record_check(tph_test_run_controlled_outcome(wait_body, NULL, NULL, 1, NULL));
 }
 
 static tph_test_outcome run_wait_seed(void *ctx) {
-    return tph_test_run_controlled_outcome(wait_body, NULL, NULL, (uint64_t)(uintptr_t)ctx, NULL);
+    return with_record_check(
+        tph_test_run_controlled_outcome(wait_body, NULL, NULL, (uint64_t)(uintptr_t)ctx, NULL));
 }
 
 static tph_test_outcome run_io(void *ctx) {
-    return tph_test_run_controlled_outcome(io_body, NULL, NULL, (uint64_t)(uintptr_t)ctx, NULL);
+    return with_record_check(
+        tph_test_run_controlled_outcome(io_body, NULL, NULL, (uint64_t)(uintptr_t)ctx, NULL));
 }
 
 static void expect_fail_fast(tph_test_outcome o) {
@@ -165,6 +184,9 @@ static void gu_hook(const tph_trace_record *rec, void *ctx) {
     if (strcmp(rec->event, "CloseThreadpoolCleanupGroupMembers") == 0) gu.released = true;
     if (strcmp(rec->event, "cancel-untracked") == 0) gu.untracked = gu.released;
     if (strcmp(rec->event, "fail-fast") != 0) return;
+    /* The record names what ended the process: the object's id and kind,
+     * as drop-obligation-owed did. */
+    ff.recorded = rec->a == ff.id && rec->b == ff.kind_code;
     if (!gu.released) tph_test__fail(__FILE__, __LINE__, "fail-fast before the release");
     if (!gu.untracked) tph_test__fail(__FILE__, __LINE__, "fail-fast without cancel-untracked");
     if (sim_core_blocks_live() != gu.blocks_after_members)
