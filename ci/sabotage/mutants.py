@@ -267,6 +267,15 @@ def main(argv=None):
         # The suite's catchers, whatever the sabotage manifest trims for speed.
         raw.update(fallbackSeeds=a.seeds, fallbackStrategy="both",
                    fallbackSanitizer=not a.no_sanitizer)
+        # The project's own builds are -Werror (TPHEAL_WERROR): a mutant the
+        # compiler warns about (an argument left unused by a deleted call)
+        # never reaches a test there, so it is a compile error here too, not
+        # a survivor.
+        for key in ("cmakeArgs", "sanitizerCmakeArgs"):
+            args = list(raw.get(key, sw.DEFAULTS[key]))
+            if not any(x.startswith("-DTPHEAL_WERROR") for x in args):
+                args.append("-DTPHEAL_WERROR=ON")
+            raw[key] = args
         raw.pop("sabotages", None)
         entries = [entry_of(m, i) for i, m in enumerate(muts)]
         m = mf.Manifest(str(cfg_path), raw.get("package", "mutants"), ".", entries, raw)
