@@ -192,7 +192,8 @@ class Result:
 
 
 # ---------------------------------------------------------------- failure kinds
-ASAN_RE = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer|MemorySanitizer)|runtime error: ")
+ASAN_RE = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer|MemorySanitizer)|runtime error: "
+                     r"|WARNING: ThreadSanitizer: ")
 CMOCKA_EXC_RE = re.compile(r"Test failed with exception: (.*)")
 
 
@@ -484,6 +485,8 @@ class Worker:
             env = dict(os.environ)
             env.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")
             env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
+            # when the sanitizer build is a TSan one (mutants.py --sanitizer thread)
+            env.setdefault("TSAN_OPTIONS", "halt_on_error=1:exitcode=66")
         rc, out, secs = run_bounded(cmd, bound, cwd=self.src, env=env, fresh=True)
         if c.kind in ("unit", "asan"):
             failed = rc != 0
