@@ -54,6 +54,38 @@ static void body_order_after_wrap(void *ctx) {
     TPH_CHECK_EQ(recs[4].a, 4);
 }
 
+/* A record carries the interrupt time of its emission (the seam's clock,
+ * tick-rounded), and a new process numbers its records from 0 whatever the
+ * previous one recorded. */
+static void body_time_and_fresh_numbering(void *ctx) {
+    tph_trace_record recs[8], rec;
+    uint64_t before;
+    (void)ctx;
+    quiet();
+    tph_trace_arm("*");
+    tph_test_sleep(3 * TPH_TEST_TICK);
+    before = tph_os_interrupt_time();
+    TPH_TRACE("t", "e", 1, 2);
+    /* Only this process's record: none left over from the last one. */
+    TPH_CHECK_EQ(tph_trace_snapshot(recs, 8, NULL), 1);
+    rec = recs[0];
+    TPH_CHECK_EQ(rec.seq, 0);
+    TPH_CHECK(rec.time != 0);
+    TPH_CHECK(rec.time >= before && rec.time <= tph_os_interrupt_time());
+    TPH_CHECK_EQ(rec.a, 1);
+    TPH_CHECK_EQ(rec.b, 2);
+    TPH_CHECK(strcmp(rec.target, "t") == 0 && strcmp(rec.event, "e") == 0);
+    /* More records, left for the next process to forget. */
+    TPH_TRACE("t", "e", 3, 4);
+    TPH_TRACE("t", "e", 5, 6);
+}
+
+static void test_record_time_and_fresh_numbering(void **state) {
+    (void)state;
+    tph_test_run_controlled(body_time_and_fresh_numbering, NULL, NULL, 1);
+    tph_test_run_controlled(body_time_and_fresh_numbering, NULL, NULL, 2);
+}
+
 static void test_order_after_wrap(void **state) {
     (void)state;
     tph_test_run_controlled(body_order_after_wrap, NULL, NULL, 1);
@@ -83,7 +115,10 @@ static void body_dump(void *ctx) {
     TPH_CHECK(strstr(buf, "# 6 earlier records dropped (ring capacity 4)\n") == buf);
     /* The dropped line comes first, then the oldest kept record (a = 106). */
     TPH_CHECK(strstr(buf, "dropped") < strstr(buf, " 106 7"));
-    TPH_CHECK(strstr(buf, " 106 7") < strstr(buf, " 109 7"));
+    /* Oldest first and contiguous, as the snapshot gives them. */
+    TPH_CHECK(strstr(buf, " 106 7") < strstr(buf, " 107 7"));
+    TPH_CHECK(strstr(buf, " 107 7") < strstr(buf, " 108 7"));
+    TPH_CHECK(strstr(buf, " 108 7") < strstr(buf, " 109 7"));
     TPH_CHECK(strstr(buf, " 105 7") == NULL);
     TPH_CHECK(strstr(buf, "heal repair-submitted") != NULL);
     /* The boundary both ways: one record past the capacity says so; a full
@@ -285,6 +320,7 @@ static void test_armed_before_main(void **state) {
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_order_after_wrap),
+        cmocka_unit_test(test_record_time_and_fresh_numbering),
         cmocka_unit_test(test_dump_reports_dropped),
         cmocka_unit_test(test_filter),
         cmocka_unit_test(test_hook_runs_after_storing),
