@@ -222,6 +222,39 @@ static void test_healer_is_lazy_and_shaped(void **state) {
     tph_test_run_native(body_lazy_healer, &real_time, NULL);
 }
 
+/* A healer that fails after its pool was made gives the pool back: the
+ * failed start leaves no pool open and no core memory behind (the pool is
+ * made first, its timer second; here the timer's creation fails). */
+static void body_failed_build_closes_its_pool(void *ctx) {
+    tph_registration r;
+    sim_fault f;
+    sim_pool_stats s;
+    uint64_t blocks;
+    (void)ctx;
+    r = tph_register(0);
+    TPH_CHECK(r.entry != NULL);
+    blocks = sim_core_blocks_live();
+    memset(&f, 0, sizeof f);
+    f.kind = SIM_FAULT_TIMER_CREATE;
+    f.nth = 1;
+    sim_fault_arm(&f);
+    tph_test_sleep(TPH_TEST_TICK);
+    TPH_CHECK(tph_owe_repair(&r)); /* repaired inline */
+    TPH_CHECK(!tph_heal_healer_running());
+    TPH_CHECK_EQ(tph_test_event_count("healer-start-failed", TPH_TEST_ANY), 1);
+    TPH_CHECK_EQ(sim_pool_count(), 2);
+    memset(&s, 0, sizeof s);
+    TPH_CHECK(sim_pool_stats_get(sim_pool_at(1), &s));
+    TPH_CHECK(s.closed);
+    TPH_CHECK_EQ(sim_core_blocks_live(), blocks);
+    tph_registration_release(&r);
+}
+
+static void test_failed_healer_start_closes_its_pool(void **state) {
+    (void)state;
+    tph_test_run_both(body_failed_build_closes_its_pool, NULL, NULL, 2);
+}
+
 static void body_failure_not_cached(void *ctx) {
     tph_registration r;
     sim_fault f;
@@ -261,6 +294,7 @@ int main(void) {
         cmocka_unit_test(test_untracked_cancel_stays_severed),
         cmocka_unit_test(test_healer_is_lazy_and_shaped),
         cmocka_unit_test(test_healer_start_failure_not_cached),
+        cmocka_unit_test(test_failed_healer_start_closes_its_pool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

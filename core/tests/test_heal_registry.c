@@ -292,6 +292,39 @@ static void test_racing_first_objects_share_one_entry(void **state) {
     tph_test_run_both(body_racing_first_objects, NULL, NULL, 3);
 }
 
+/* The read-only view writes at most `max` entries and counts them all. */
+static void body_entries_bounded(void *ctx) {
+    tph_test_blocker b[3];
+    tph_registration r[3];
+    tph_heal_entry_info out[3];
+    int k;
+    (void)ctx;
+    for (k = 0; k < 3; k++) {
+        TPH_CHECK(tph_test_blocker_start(&b[k]));
+        r[k] = tph_register(b[k].key);
+        TPH_CHECK(r[k].entry != NULL);
+    }
+    memset(out, 0xA5, sizeof out);
+    TPH_CHECK_EQ(tph_heal_entries(out, 2), 3);
+    TPH_CHECK(out[0].key == b[0].key && out[1].key == b[1].key);
+    {
+        tph_heal_entry_info untouched;
+        memset(&untouched, 0xA5, sizeof untouched);
+        TPH_CHECK(memcmp(&out[2], &untouched, sizeof untouched) == 0);
+    }
+    TPH_CHECK_EQ(tph_heal_entries(NULL, 0), 3);
+    TPH_CHECK_EQ(tph_heal_entries(out, 0), 3);
+    for (k = 0; k < 3; k++) {
+        tph_registration_release(&r[k]);
+        tph_test_blocker_finish(&b[k]);
+    }
+}
+
+static void test_entries_view_is_bounded(void **state) {
+    (void)state;
+    tph_test_run_controlled(body_entries_bounded, NULL, NULL, 1);
+}
+
 /* ---- best effort, and the retry at cancellation --------------------------- */
 
 static void fail_work_create_for(uintptr_t key, bool from_nth_on) {
@@ -585,6 +618,7 @@ int main(void) {
         cmocka_unit_test(test_wait_cancel_no_tracking_leaves_unmarked),
         cmocka_unit_test(test_one_pass_retires_every_idle_entry),
         cmocka_unit_test(test_tail_unlink_keeps_the_list_whole),
+        cmocka_unit_test(test_entries_view_is_bounded),
         cmocka_unit_test(test_racing_first_objects_share_one_entry),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
