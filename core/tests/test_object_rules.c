@@ -361,6 +361,84 @@ static void test_wait_stop_refuses_arms_until_drained(void **state) {
     run_controlled_seeds(body_wait_stop_refuses_arms);
 }
 
+static void work_fn(tph_work *w, void *ctx);
+static void periodic_fn(tph_periodic *p, void *ctx);
+
+/* ---- an arm that lands during the owner's drain is still owed ---------------------- */
+
+/* Each draining call clears the drain obligation BEFORE its native wait:
+ * an arm landing while it waits owes a drain of its own, which the close
+ * must then report.  Cleared after the wait, that newer obligation would be
+ * erased and the close would silently drain it. */
+enum { D_WORK_WAIT, D_WORK_CANCEL, D_TIMER_WAIT, D_TIMER_CANCEL, D_WAIT_WAIT, D_PERIODIC_WAIT, D_COUNT };
+static const char *const drain_event[D_COUNT] = {
+    "WaitForThreadpoolWorkCallbacks", "WaitForThreadpoolWorkCallbacks",
+    "WaitForThreadpoolTimerCallbacks", "WaitForThreadpoolTimerCallbacks",
+    "WaitForThreadpoolWaitCallbacks", "WaitForThreadpoolTimerCallbacks"};
+
+typedef struct drain_case {
+    int which;
+    tph_work *work;
+    tph_timer *timer;
+    tph_wait *wait;
+    tph_periodic *periodic;
+} drain_case;
+
+static void owner_drains(void *arg) {
+    drain_case *d = (drain_case *)arg;
+    switch (d->which) {
+    case D_WORK_WAIT: (void)tph_work_wait(d->work); break;
+    case D_WORK_CANCEL: (void)tph_work_cancel_pending(d->work); break;
+    case D_TIMER_WAIT: (void)tph_timer_wait(d->timer); break;
+    case D_TIMER_CANCEL: (void)tph_timer_cancel_pending(d->timer); break;
+    case D_WAIT_WAIT: (void)tph_wait_wait(d->wait); break;
+    default: (void)tph_periodic_wait(d->periodic); break;
+    }
+}
+
+static void body_arm_during_drain_owed(void *ctx) {
+    calls c;
+    tph_handle *ev = NULL;
+    drain_case d;
+    rt_thread *t;
+    (void)ctx;
+    memset(&c, 0, sizeof c);
+    TPH_CHECK_EQ(tph_event_create(&ev, true, false), TPH_OK);
+    for (d.which = 0; d.which < D_COUNT; d.which++) {
+        uint64_t dropped = tph_test_event_count("drop-obligation-owed", TPH_TEST_ANY);
+        d.work = NULL;
+        d.timer = NULL;
+        d.wait = NULL;
+        d.periodic = NULL;
+        if (d.which <= D_WORK_CANCEL) TPH_CHECK_EQ(tph_work_create(&d.work, work_fn, &c, NULL), TPH_OK);
+        else if (d.which <= D_TIMER_CANCEL) TPH_CHECK_EQ(tph_timer_create(&d.timer, timer_fn, &c, NULL), TPH_OK);
+        else if (d.which == D_WAIT_WAIT) TPH_CHECK_EQ(tph_wait_create(&d.wait, ev, wait_fn, &c, NULL), TPH_OK);
+        else TPH_CHECK_EQ(tph_periodic_create(&d.periodic, 60000, periodic_fn, &c, NULL), TPH_OK);
+        tph_test_hold(drain_event[d.which], TPH_TEST_ANY);
+        t = tph_test_spawn("owner", owner_drains, &d);
+        TPH_CHECK(tph_test_wait_held((uint64_t)d.which + 1, 10 * TPH_TEST_SECOND));
+        /* The arm lands while the owner's drain is parked at its native wait. */
+        if (d.work) TPH_CHECK_EQ(tph_work_submit(d.work), TPH_OK);
+        if (d.timer) TPH_CHECK_EQ(tph_timer_set_after(d.timer, 60000, 0), TPH_OK);
+        if (d.wait) TPH_CHECK_EQ(tph_wait_arm(d.wait, TPH_WAIT_FOREVER), TPH_OK);
+        if (d.periodic) TPH_CHECK_EQ(tph_periodic_start(d.periodic), TPH_OK);
+        tph_test_release_hold();
+        rt_join(t);
+        /* Never drained since that arm: the close owes the report. */
+        if (d.work) TPH_CHECK_EQ(tph_work_close(d.work), TPH_OK);
+        if (d.timer) TPH_CHECK_EQ(tph_timer_close(d.timer), TPH_OK);
+        if (d.wait) TPH_CHECK_EQ(tph_wait_close(d.wait), TPH_OK);
+        if (d.periodic) TPH_CHECK_EQ(tph_periodic_close(d.periodic), TPH_OK);
+        TPH_CHECK_EQ(tph_test_event_count("drop-obligation-owed", TPH_TEST_ANY), dropped + 1);
+    }
+    TPH_CHECK_EQ(tph_handle_close(ev), TPH_OK);
+}
+
+static void test_arm_during_owner_drain_stays_owed(void **state) {
+    (void)state;
+    run_controlled_seeds(body_arm_during_drain_owed);
+}
+
 /* ---- a work cancel_pending discharges the drain ------------------------------------ */
 
 static void work_fn(tph_work *w, void *ctx) {
@@ -429,6 +507,7 @@ int main(void) {
         cmocka_unit_test(test_timer_close_disarms_first),
         cmocka_unit_test(test_wait_cancel_discharges_and_stop_ends),
         cmocka_unit_test(test_wait_stop_refuses_arms_until_drained),
+        cmocka_unit_test(test_arm_during_owner_drain_stays_owed),
         cmocka_unit_test(test_work_cancel_discharges_drain),
         cmocka_unit_test(test_periodic_wait_discharges_drain),
     };
