@@ -439,6 +439,171 @@ static void test_arm_during_owner_drain_stays_owed(void **state) {
     run_controlled_seeds(body_arm_during_drain_owed);
 }
 
+/* ---- a close refuses arms from its first step ------------------------------------- */
+
+/* Every close marks the object closing before it disarms or drains: an arm
+ * let in during the close's drain would be left armed on an object about to
+ * be freed.  The closer is parked at the close's native drain. */
+static void closer_thread(void *arg) {
+    drain_case *d = (drain_case *)arg;
+    if (d->work) (void)tph_work_close(d->work);
+    if (d->timer) (void)tph_timer_close(d->timer);
+    if (d->wait) (void)tph_wait_close(d->wait);
+    if (d->periodic) (void)tph_periodic_close(d->periodic);
+}
+
+static void body_close_refuses_arms(void *ctx) {
+    static const int kinds[4] = {D_WORK_WAIT, D_TIMER_WAIT, D_WAIT_WAIT, D_PERIODIC_WAIT};
+    calls c;
+    tph_handle *ev = NULL;
+    drain_case d;
+    rt_thread *t;
+    int k;
+    (void)ctx;
+    memset(&c, 0, sizeof c);
+    TPH_CHECK_EQ(tph_event_create(&ev, true, false), TPH_OK);
+    for (k = 0; k < 4; k++) {
+        memset(&d, 0, sizeof d);
+        d.which = kinds[k];
+        if (d.which == D_WORK_WAIT) TPH_CHECK_EQ(tph_work_create(&d.work, work_fn, &c, NULL), TPH_OK);
+        else if (d.which == D_TIMER_WAIT) TPH_CHECK_EQ(tph_timer_create(&d.timer, timer_fn, &c, NULL), TPH_OK);
+        else if (d.which == D_WAIT_WAIT) TPH_CHECK_EQ(tph_wait_create(&d.wait, ev, wait_fn, &c, NULL), TPH_OK);
+        else TPH_CHECK_EQ(tph_periodic_create(&d.periodic, 60000, periodic_fn, &c, NULL), TPH_OK);
+        tph_test_hold(drain_event[d.which], TPH_TEST_ANY);
+        t = tph_test_spawn("closer", closer_thread, &d);
+        TPH_CHECK(tph_test_wait_held((uint64_t)k + 1, 10 * TPH_TEST_SECOND));
+        if (d.work) TPH_CHECK_EQ(tph_work_submit(d.work), TPH_EBUSY);
+        if (d.timer) TPH_CHECK_EQ(tph_timer_set_after(d.timer, 1, 0), TPH_EBUSY);
+        if (d.wait) TPH_CHECK_EQ(tph_wait_arm(d.wait, TPH_WAIT_FOREVER), TPH_EBUSY);
+        if (d.periodic) TPH_CHECK_EQ(tph_periodic_start(d.periodic), TPH_EBUSY);
+        tph_test_release_hold();
+        rt_join(t);
+    }
+    tph_test_sleep(TPH_TEST_SECOND);
+    TPH_CHECK_EQ(c.n, 0);
+    TPH_CHECK_EQ(tph_handle_close(ev), TPH_OK);
+}
+
+static void test_close_refuses_arms_from_its_first_step(void **state) {
+    (void)state;
+    run_controlled_seeds(body_close_refuses_arms);
+}
+
+/* ...and before its disarm: parked at the close's disarm (its first native
+ * call), the object already refuses an arm.  (A one-shot timer disarms
+ * under its own lock, which refuses the arm by itself; the wait and the
+ * periodic timer disarm without it.) */
+static void body_close_marks_before_disarm(void *ctx) {
+    static const int kinds[2] = {D_WAIT_WAIT, D_PERIODIC_WAIT};
+    static const char *const disarm_event[2] = {"SetThreadpoolWait", "SetThreadpoolTimer"};
+    calls c;
+    tph_handle *ev = NULL;
+    drain_case d;
+    rt_thread *t;
+    int k;
+    (void)ctx;
+    memset(&c, 0, sizeof c);
+    TPH_CHECK_EQ(tph_event_create(&ev, true, false), TPH_OK);
+    for (k = 0; k < 2; k++) {
+        memset(&d, 0, sizeof d);
+        d.which = kinds[k];
+        if (d.which == D_WAIT_WAIT) TPH_CHECK_EQ(tph_wait_create(&d.wait, ev, wait_fn, &c, NULL), TPH_OK);
+        else TPH_CHECK_EQ(tph_periodic_create(&d.periodic, 60000, periodic_fn, &c, NULL), TPH_OK);
+        tph_test_hold_first(disarm_event[k], TPH_TEST_ANY);
+        t = tph_test_spawn("closer", closer_thread, &d);
+        TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
+        if (d.timer) TPH_CHECK_EQ(tph_timer_set_after(d.timer, 1, 0), TPH_EBUSY);
+        if (d.wait) TPH_CHECK_EQ(tph_wait_arm(d.wait, TPH_WAIT_FOREVER), TPH_EBUSY);
+        if (d.periodic) TPH_CHECK_EQ(tph_periodic_start(d.periodic), TPH_EBUSY);
+        tph_test_release_hold();
+        rt_join(t);
+    }
+    tph_test_sleep(TPH_TEST_SECOND);
+    TPH_CHECK_EQ(c.n, 0);
+    TPH_CHECK_EQ(tph_handle_close(ev), TPH_OK);
+}
+
+static void test_close_marks_before_its_disarm(void **state) {
+    (void)state;
+    run_controlled_seeds(body_close_marks_before_disarm);
+}
+
+/* ---- a wait's close disarms before it drains -------------------------------------- */
+
+/* Disarm, then drain: a signal landing during the close either finds the
+ * wait disarmed or queues a callback the drain then waits for.  Drained
+ * first and disarmed after, a signal in between queues a callback that runs
+ * after the close returned -- into a freed object on the real pool.  The
+ * wait runs on a pool of one thread kept busy, so a queued callback cannot
+ * run early; the closer is parked at its disarm while the event is set. */
+typedef struct close_race {
+    tph_wait *w;
+    volatile uint32_t pool_open;
+    volatile uint32_t close_returned;
+    volatile uint32_t ran, after_close;
+} close_race;
+
+static void race_wait_fn(tph_wait *w, void *ctx, tph_wait_result r) {
+    close_race *x = (close_race *)ctx;
+    (void)w;
+    (void)r;
+    tph_os_fetch_add32(&x->ran, 1);
+    if (tph_os_load32(&x->close_returned)) tph_os_fetch_add32(&x->after_close, 1);
+}
+
+static void busy_fn(tph_work *w, void *ctx) {
+    close_race *x = (close_race *)ctx;
+    (void)w;
+    while (!tph_os_load32(&x->pool_open)) tph_test_sleep(TPH_TEST_MS);
+}
+
+static void race_closer(void *arg) {
+    close_race *x = (close_race *)arg;
+    TPH_CHECK_EQ(tph_wait_close(x->w), TPH_OK);
+    tph_os_store32(&x->close_returned, 1);
+}
+
+static void body_wait_close_disarm_then_drain(void *ctx) {
+    close_race x;
+    tph_handle *ev = NULL;
+    tph_pool *pool;
+    tph_env env;
+    tph_work *busy;
+    rt_thread *t;
+    (void)ctx;
+    memset(&x, 0, sizeof x);
+    TPH_CHECK_EQ(tph_pool_create(&pool), TPH_OK);
+    TPH_CHECK_EQ(tph_pool_set_thread_limits(pool, 1, 1), TPH_OK);
+    tph_env_init(&env);
+    TPH_CHECK_EQ(tph_env_set_pool(&env, pool), TPH_OK);
+    TPH_CHECK_EQ(tph_work_create(&busy, busy_fn, &x, &env), TPH_OK);
+    TPH_CHECK_EQ(tph_work_submit(busy), TPH_OK);
+    TPH_CHECK_EQ(tph_event_create(&ev, true, false), TPH_OK);
+    TPH_CHECK_EQ(tph_wait_create(&x.w, ev, race_wait_fn, &x, &env), TPH_OK);
+    TPH_CHECK_EQ(tph_wait_arm(x.w, TPH_WAIT_FOREVER), TPH_OK);
+    tph_test_hold_first("SetThreadpoolWait", TPH_TEST_ANY);
+    t = tph_test_spawn("closer", race_closer, &x);
+    TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK_EQ(tph_event_set(ev), TPH_OK);
+    tph_test_sleep(TPH_TEST_MS);
+    tph_test_release_hold();
+    /* Time for a close that no longer waits to return. */
+    tph_test_sleep(100 * TPH_TEST_MS);
+    tph_os_store32(&x.pool_open, 1);
+    rt_join(t);
+    TPH_CHECK_EQ(tph_work_wait(busy), TPH_OK);
+    TPH_CHECK_EQ(tph_work_close(busy), TPH_OK);
+    tph_test_sleep(TPH_TEST_SECOND);
+    TPH_CHECK_EQ(x.after_close, 0);
+    TPH_CHECK_EQ(tph_handle_close(ev), TPH_OK);
+    TPH_CHECK_EQ(tph_pool_close(pool), TPH_OK);
+}
+
+static void test_wait_close_disarms_before_draining(void **state) {
+    (void)state;
+    run_controlled_seeds(body_wait_close_disarm_then_drain);
+}
+
 /* ---- a work cancel_pending discharges the drain ------------------------------------ */
 
 static void work_fn(tph_work *w, void *ctx) {
@@ -508,6 +673,9 @@ int main(void) {
         cmocka_unit_test(test_wait_cancel_discharges_and_stop_ends),
         cmocka_unit_test(test_wait_stop_refuses_arms_until_drained),
         cmocka_unit_test(test_arm_during_owner_drain_stays_owed),
+        cmocka_unit_test(test_close_refuses_arms_from_its_first_step),
+        cmocka_unit_test(test_close_marks_before_its_disarm),
+        cmocka_unit_test(test_wait_close_disarms_before_draining),
         cmocka_unit_test(test_work_cancel_discharges_drain),
         cmocka_unit_test(test_periodic_wait_discharges_drain),
     };

@@ -111,6 +111,7 @@ typedef struct tph_test__hooks {
     tph_trace_hook chained;
     void *chained_ctx;
     bool misuse_expected; /* tph_test_expect_misuse */
+    bool hold_once;       /* tph_test_hold_first: only the first thread parks */
 } tph_test__hooks;
 
 static tph_test__hooks tph_test__h;
@@ -167,6 +168,7 @@ static inline void tph_test__hook(const tph_trace_record *rec, void *ctx) {
     if (c != NULL) c->count++;
     rt_wake_all(&tph_test__h.changed);
     if (tph_test__h.hold_active && tph_test__h.hold_event != NULL &&
+        (!tph_test__h.hold_once || tph_test__h.held_total == 0) &&
         strcmp(rec->event, tph_test__h.hold_event) == 0 &&
         (tph_test__h.hold_a == TPH_TEST_ANY || tph_test__h.hold_a == rec->a)) {
         tph_test__h.held_now++;
@@ -232,6 +234,16 @@ static inline void tph_test_hold(const char *event, uint64_t a) {
     rt_lock_release(&tph_test__h.lock);
 }
 
+/* As tph_test_hold, but only the first thread to record the event parks;
+ * later records (the test's own thread making the same call) pass. */
+static inline void tph_test_hold_first(const char *event, uint64_t a) {
+    rt_lock_acquire(&tph_test__h.lock);
+    tph_test__h.hold_once = true;
+    tph_test__h.held_total = 0;
+    rt_lock_release(&tph_test__h.lock);
+    tph_test_hold(event, a);
+}
+
 /* Waits until at least `n` threads in total have reached the hold. */
 static inline bool tph_test_wait_held(uint64_t n, uint64_t timeout) {
     uint64_t deadline = rt_now() + timeout;
@@ -258,6 +270,7 @@ static inline void tph_test_release_hold(void) {
     rt_lock_acquire(&tph_test__h.lock);
     tph_test__h.hold_active = false;
     tph_test__h.hold_event = NULL;
+    tph_test__h.hold_once = false;
     rt_wake_all(&tph_test__h.changed);
     rt_lock_release(&tph_test__h.lock);
 }
