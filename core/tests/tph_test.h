@@ -160,7 +160,7 @@ static inline void tph_test__hook(const tph_trace_record *rec, void *ctx) {
     tph_test__counter *c;
     (void)ctx;
     tph_test__check_shape(rec);
-    if (strcmp(rec->target, "api") == 0) sim_announce_note(rec->event, rec->a, rec->b);
+    sim_announce_note(rec->target, rec->event, rec->a, rec->b);
     rt_lock_acquire(&tph_test__h.lock);
     c = tph_test__find(rec->event, rec->a, true);
     if (c != NULL) c->count++;
@@ -335,7 +335,7 @@ static inline void TPH_OS_CALLBACK tph_test__blocker_fn(tph_os_instance *i, void
 /* Test code that calls the seam itself announces each call as the core does
  * (harness/sim/sim_announce.c: an unannounced native call is misuse). */
 static inline void tph_test_announce(const char *call, uintptr_t a, uint64_t b) {
-    sim_announce_note(call, a, b);
+    sim_announce_note("api", call, a, b);
 }
 
 /* Creates the pool and parks its thread; returns false if any step failed. */

@@ -78,7 +78,7 @@ void scn_pool_misuse_text(scn_text *out, size_t max);
  * hands each `api` record over, and a native call not announced by its
  * record is misuse.  The real pool cannot tell: no-ops there. */
 void scn_pool_announce_check(bool on);
-void scn_pool_announce_note(const char *event, uint64_t a, uint64_t b);
+void scn_pool_announce_note(const char *target, const char *event, uint64_t a, uint64_t b);
 
 /* A file for an `io` object; file_handle is what tph_io_create binds.
  * io_complete makes one started operation complete with `bytes` transferred

@@ -199,7 +199,7 @@ static void hook(const tph_trace_record *rec, void *ctx) {
     size_t i;
     ev_info ei;
     (void)ctx;
-    if (strcmp(rec->target, "api") == 0) scn_pool_announce_note(rec->event, rec->a, rec->b);
+    scn_pool_announce_note(rec->target, rec->event, rec->a, rec->b);
     rt_lock_acquire(&R.lock);
     ei = event_info(rec->event);
     pt = ei.point;

@@ -142,14 +142,12 @@ void tph_os_mutex_unlock(tph_os_mutex *m) { rt_lock_release((rt_lock *)(void *)m
  * stamps taken close together are equal -- the registry's ">=" must hold
  * for equal stamps (windows-pool-facts.md). */
 #define SIM_TICK 156250ull
-/* A nonzero uptime at process start (one hour, a whole number of ticks): a
- * stamp of 0 means "never" in the registry. */
-#define SIM_UPTIME_BASE (3600ull * SIM_SECOND)
-
+/* The uptime at process start: sim_config.uptime_base (one hour by default,
+ * a nonzero whole number of ticks; 0 = just booted). */
 uint64_t tph_os_interrupt_time(void) {
     rt_yield();
     uint64_t now = rt_now();
-    return SIM_UPTIME_BASE + now / SIM_TICK * SIM_TICK;
+    return P->cfg.uptime_base / SIM_TICK * SIM_TICK + now / SIM_TICK * SIM_TICK;
 }
 
 uint64_t tph_os_system_time(void) {

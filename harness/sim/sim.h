@@ -57,6 +57,11 @@ typedef struct sim_config {
      * timer.disarm_keeps_queued_tick); true = the disarm discards it, the
      * claim of docs/windows-pool-facts.md, kept for comparison runs. */
     bool timer_disarm_drops_queued;
+    /* tph_os_interrupt_time() at the process's start (rt units, a whole
+     * number of 15.625 ms ticks): one hour by default.  0 models a machine
+     * that has just booted, where the clock the registry stamps with can
+     * read 0 -- the value its stamps reserve for "never". */
+    uint64_t uptime_base;
 } sim_config;
 
 sim_config sim_config_default(void);
@@ -181,6 +186,9 @@ typedef struct sim_object_stats {
     bool closed;             /* Close* called (or released by its group) */
     bool freed;              /* closed and nothing outstanding: tombstone */
     bool armed;              /* wait registered / timer set */
+    bool runs_long;          /* the environment's runs-long hint it was created with */
+    uint32_t period_ms;      /* timer: period and window of the last SetThreadpoolTimer */
+    uint32_t window_ms;
     uint32_t queued;         /* callbacks queued, not started */
     uint32_t running;        /* callbacks running now */
     uint64_t callbacks_run;  /* callbacks that returned */
@@ -210,12 +218,12 @@ int sim_misuse_format(const sim_misuse *, char *buf, size_t size);
 
 /* The announcement rule (sim_announce.c): each native call must follow, on
  * its thread, the core's `api/<call>` trace record naming its object and
- * argument; anything else is misuse ("not announced: ...").  A harness trace
- * hook feeds the `api` records in; checking is on from sim_announce_check(true)
+ * argument, with no other record of that thread in between; anything else is
+ * misuse ("not announced: ...").  A harness trace hook feeds every record in; checking is on from sim_announce_check(true)
  * (runners turn it on when their hook sees every record; a test that narrows
  * the trace filter turns it off) until the next sim_announce_check. */
 void sim_announce_check(bool on);
-void sim_announce_note(const char *event, uint64_t a, uint64_t b);
+void sim_announce_note(const char *target, const char *event, uint64_t a, uint64_t b);
 
 /* Blocks the core got from tph_os_alloc in this process and has not freed:
  * what a failed create must leave unchanged (the core's leak check). */

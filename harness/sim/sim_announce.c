@@ -11,7 +11,7 @@
  * arguments all survived the suite until this check existed
  * (docs/mutation.md).
  *
- * How: the harness's trace hook hands each `api` record to sim_announce_note
+ * How: the harness's trace hook hands every record to sim_announce_note
  * (stored in the recording thread's own slot: no lock, no scheduling point,
  * so schedules are unchanged); each announced seam function asks
  * sim_expect_announced, under the model lock, and a missing or different
@@ -43,11 +43,14 @@ void sim_announce_check(bool on) {
     tph_os_gate_store32(&checking, on ? 1u : 0u);
 }
 
-void sim_announce_note(const char *event, uint64_t a, uint64_t b) {
+void sim_announce_note(const char *target, const char *event, uint64_t a, uint64_t b) {
     uint32_t id = rt_thread_id();
     if (!tph_os_gate_load32(&checking) || id >= SLOTS) return;
     slots[id].thread = id;
-    slots[id].pending = true;
+    /* Any other record of the thread after the announcement means the
+     * record no longer comes just before its call: what a hold or a hook
+     * saw last would not be what the pool was asked. */
+    slots[id].pending = strcmp(target, "api") == 0;
     slots[id].event = event;
     slots[id].a = a;
     slots[id].b = b;

@@ -66,6 +66,7 @@ struct sim_obj {
         tph_os_io_cb io;
     } cb;
     int priority;
+    bool runs_long;
     uint32_t queued, running;
     uint64_t run_count, cancelled, group_cancel_calls;
     rt_waitq idle_q; /* woken when running drops to 0 */

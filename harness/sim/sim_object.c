@@ -21,6 +21,7 @@ sim_obj *sim_bound_new(sim_object_kind kind, sim_fault_kind fk, const tph_os_env
     o->group_cancel = group ? env->group_cancel : NULL;
     o->ctx = ctx;
     o->priority = env ? env->priority : TPH_OS_PRIORITY_NORMAL;
+    o->runs_long = env ? env->runs_long : false;
     if (o->priority < TPH_OS_PRIORITY_HIGH || o->priority > TPH_OS_PRIORITY_LOW) o->priority = TPH_OS_PRIORITY_NORMAL;
     o->deadline = RT_FOREVER;
     return o;
@@ -63,6 +64,9 @@ bool sim_object_stats_get(const void *handle, sim_object_stats *out) {
         out->closed = o->closed;
         out->freed = o->freed;
         out->armed = o->armed;
+        out->runs_long = o->runs_long;
+        out->period_ms = o->period_ms;
+        out->window_ms = o->window_ms;
         out->queued = o->kind == SIM_OBJ_POOL ? o->nqueued : o->queued;
         out->running = o->kind == SIM_OBJ_POOL ? o->nrunning : o->running;
         out->callbacks_run = o->kind == SIM_OBJ_POOL ? o->callbacks_run : o->run_count;

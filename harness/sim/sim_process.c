@@ -92,6 +92,7 @@ sim_config sim_config_default(void) {
     c.private_max_threads = 512;
     c.default_pool_stall.mode = SIM_STALL_ALWAYS;
     c.private_pool_stall.mode = SIM_STALL_NEVER;
+    c.uptime_base = 3600ull * 10000000ull; /* one hour */
     return c;
 }
 

@@ -11,22 +11,22 @@ static const char *first_problem(void) {
 
 static void body_announced_calls_are_clean(void) {
     sim_announce_check(true);
-    sim_announce_note("CreateThreadpool", 0, 0);
+    sim_announce_note("api", "CreateThreadpool", 0, 0);
     tph_os_pool *p = tph_os_pool_create();
     CHECK(p != NULL);
-    sim_announce_note("SetThreadpoolThreadMaximum", (uintptr_t)p, 3);
+    sim_announce_note("api", "SetThreadpoolThreadMaximum", (uintptr_t)p, 3);
     tph_os_pool_set_max(p, 3);
     tph_os_env env = {p, NULL, NULL, TPH_OS_PRIORITY_NORMAL, false};
-    sim_announce_note("CreateThreadpoolWork", (uintptr_t)p, 0);
+    sim_announce_note("api", "CreateThreadpoolWork", (uintptr_t)p, 0);
     tph_os_work *w = tph_os_work_create(NULL, NULL, &env);
     CHECK(w != NULL);
     /* The object's handle or its pool's key (how the registry names its
      * repair work) both name it. */
-    sim_announce_note("WaitForThreadpoolWorkCallbacks", (uintptr_t)w, 1);
+    sim_announce_note("api", "WaitForThreadpoolWorkCallbacks", (uintptr_t)w, 1);
     tph_os_work_wait(w, true);
-    sim_announce_note("CloseThreadpoolWork", (uintptr_t)p, 0);
+    sim_announce_note("api", "CloseThreadpoolWork", (uintptr_t)p, 0);
     tph_os_work_close(w);
-    sim_announce_note("CloseThreadpool", (uintptr_t)p, 0);
+    sim_announce_note("api", "CloseThreadpool", (uintptr_t)p, 0);
     tph_os_pool_close(p);
     CHECK(sim_misuse_count() == 0);
     sim_announce_check(false);
@@ -37,30 +37,34 @@ static void test_announced_calls_are_clean(void **st) {
 }
 
 /* One broken announcement per run: the first report names the problem. */
-typedef enum { UNANNOUNCED, OTHER_CALL, OTHER_OBJECT, OTHER_ARGUMENT, CONSUMED } breach;
+typedef enum { UNANNOUNCED, OTHER_CALL, OTHER_OBJECT, OTHER_ARGUMENT, CONSUMED, RECORD_BETWEEN } breach;
 static breach g_breach;
 
 static void body_breach(void) {
     sim_announce_check(true);
-    sim_announce_note("CreateThreadpoolWork", 0, 0);
+    sim_announce_note("api", "CreateThreadpoolWork", 0, 0);
     tph_os_work *w = tph_os_work_create(NULL, NULL, NULL);
-    sim_announce_note("CreateThreadpoolWork", 0, 0);
+    sim_announce_note("api", "CreateThreadpoolWork", 0, 0);
     tph_os_work *other = tph_os_work_create(NULL, NULL, NULL);
     CHECK(w != NULL && other != NULL && sim_misuse_count() == 0);
     switch (g_breach) {
     case UNANNOUNCED:
         break;
     case OTHER_CALL:
-        sim_announce_note("CloseThreadpoolWork", (uintptr_t)w, 0);
+        sim_announce_note("api", "CloseThreadpoolWork", (uintptr_t)w, 0);
         break;
     case OTHER_OBJECT:
-        sim_announce_note("WaitForThreadpoolWorkCallbacks", (uintptr_t)other, 0);
+        sim_announce_note("api", "WaitForThreadpoolWorkCallbacks", (uintptr_t)other, 0);
         break;
     case OTHER_ARGUMENT:
-        sim_announce_note("WaitForThreadpoolWorkCallbacks", (uintptr_t)w, 1);
+        sim_announce_note("api", "WaitForThreadpoolWorkCallbacks", (uintptr_t)w, 1);
+        break;
+    case RECORD_BETWEEN: /* another record of the thread after the announcement */
+        sim_announce_note("api", "WaitForThreadpoolWorkCallbacks", (uintptr_t)w, 0);
+        sim_announce_note("heal", "repair-closed", 0, 0);
         break;
     case CONSUMED: /* one record announces one call */
-        sim_announce_note("WaitForThreadpoolWorkCallbacks", (uintptr_t)w, 0);
+        sim_announce_note("api", "WaitForThreadpoolWorkCallbacks", (uintptr_t)w, 0);
         tph_os_work_wait(w, false);
         CHECK(sim_misuse_count() == 0);
         break;
@@ -80,7 +84,7 @@ static void body_breach(void) {
 }
 static void test_each_breach_is_reported(void **st) {
     (void)st;
-    for (g_breach = UNANNOUNCED; g_breach <= CONSUMED; g_breach++) simt_run(body_breach);
+    for (g_breach = UNANNOUNCED; g_breach <= RECORD_BETWEEN; g_breach++) simt_run(body_breach);
 }
 
 int main(void) {

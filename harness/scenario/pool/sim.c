@@ -123,4 +123,6 @@ bool scn_pool_io_complete(void *file, uint64_t bytes) { return sim_io_complete(f
 void scn_pool_file_close(void *file) { (void)file; }
 
 void scn_pool_announce_check(bool on) { sim_announce_check(on); }
-void scn_pool_announce_note(const char *event, uint64_t a, uint64_t b) { sim_announce_note(event, a, b); }
+void scn_pool_announce_note(const char *target, const char *event, uint64_t a, uint64_t b) {
+    sim_announce_note(target, event, a, b);
+}

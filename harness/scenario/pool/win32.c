@@ -169,7 +169,8 @@ void scn_pool_file_close(void *file) {
 
 /* The real pool checks nothing: the model's announcement rule covers the core. */
 void scn_pool_announce_check(bool on) { (void)on; }
-void scn_pool_announce_note(const char *event, uint64_t a, uint64_t b) {
+void scn_pool_announce_note(const char *target, const char *event, uint64_t a, uint64_t b) {
+    (void)target;
     (void)event;
     (void)a;
     (void)b;
