@@ -325,6 +325,103 @@ static void test_entries_view_is_bounded(void **state) {
     tph_test_run_controlled(body_entries_bounded, NULL, NULL, 1);
 }
 
+/* A release records how many objects the entry has left (b of "released",
+ * and 0 in "entry-retired" when the last one goes). */
+static uint64_t last_released_b = UINT64_MAX, last_retired_b = UINT64_MAX;
+
+static void remember_b(const tph_trace_record *rec, void *ctx) {
+    (void)ctx;
+    if (strcmp(rec->event, "released") == 0) last_released_b = rec->b;
+    if (strcmp(rec->event, "entry-retired") == 0) last_retired_b = rec->b;
+}
+
+static void body_release_counts_what_is_left(void *ctx) {
+    tph_test_blocker b;
+    tph_registration r[3];
+    int k;
+    (void)ctx;
+    tph_test_chain_hook(remember_b, NULL);
+    TPH_CHECK(tph_test_blocker_start(&b));
+    for (k = 0; k < 3; k++) r[k] = tph_register(b.key);
+    TPH_CHECK_EQ(tph_test_entry(b.key).objects, 3);
+    tph_registration_release(&r[0]);
+    TPH_CHECK_EQ(last_released_b, 2);
+    tph_registration_release(&r[1]);
+    TPH_CHECK_EQ(last_released_b, 1);
+    tph_registration_release(&r[2]);
+    TPH_CHECK_EQ(last_retired_b, 0);
+    tph_test_chain_hook(NULL, NULL);
+    tph_test_blocker_finish(&b);
+}
+
+static void test_release_counts_what_is_left(void **state) {
+    (void)state;
+    tph_test_run_controlled(body_release_counts_what_is_left, NULL, NULL, 1);
+}
+
+/* A clock that reads 0 (a machine just booted: sim_config.uptime_base 0)
+ * still leaves a cancellation's mark: 0 is the stamps' "never". */
+static void body_cancel_at_clock_zero(void *ctx) {
+    tph_test_blocker b;
+    tph_registration r;
+    (void)ctx;
+    TPH_CHECK_EQ(tph_heal_now(), 0);
+    TPH_CHECK(tph_test_blocker_start(&b));
+    r = tph_register(b.key);
+    TPH_CHECK(r.entry != NULL);
+    TPH_CHECK(tph_owe_repair(&r));
+    TPH_CHECK_EQ(tph_test_entry(b.key).last_cancelled, 1);
+    TPH_CHECK(tph_test_entry(b.key).unhealed);
+    tph_test_blocker_open(&b);
+    TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 1, 10 * TPH_TEST_SECOND));
+    tph_registration_release(&r);
+    tph_test_blocker_finish(&b);
+}
+
+static void test_cancel_at_clock_zero_still_marks(void **state) {
+    sim_config cfg = sim_config_default();
+    (void)state;
+    cfg.uptime_base = 0;
+    tph_test_run_controlled(body_cancel_at_clock_zero, NULL, &cfg, 1);
+}
+
+/* A process that ends with a thread parked inside the creation lock (an
+ * entry being made) leaves it to the next process unlocked: the
+ * per-process reset forgets the lock with the entries. */
+static void park_registering(void *arg) {
+    tph_test_blocker *b = (tph_test_blocker *)arg;
+    (void)tph_register(b->key);
+}
+
+static void body_end_inside_creation(void *ctx) {
+    static tph_test_blocker b;
+    (void)ctx;
+    TPH_CHECK(tph_test_blocker_start(&b));
+    tph_test_hold("CreateThreadpoolWork", b.key);
+    (void)tph_test_spawn("registering", park_registering, &b);
+    TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
+    rt_end_process("ended with the creation lock held");
+}
+
+static void body_next_process_registers(void *ctx) {
+    tph_test_blocker b;
+    tph_registration r;
+    (void)ctx;
+    TPH_CHECK(tph_test_blocker_start(&b));
+    r = tph_register(b.key);
+    TPH_CHECK(r.entry != NULL);
+    tph_registration_release(&r);
+    tph_test_blocker_finish(&b);
+}
+
+static void test_reset_forgets_a_held_creation_lock(void **state) {
+    tph_test_outcome o;
+    (void)state;
+    o = tph_test_run_controlled_outcome(body_end_inside_creation, NULL, NULL, 1, NULL);
+    assert_true(o.ended);
+    tph_test_run_controlled(body_next_process_registers, NULL, NULL, 1);
+}
+
 /* ---- best effort, and the retry at cancellation --------------------------- */
 
 static void fail_work_create_for(uintptr_t key, bool from_nth_on) {
@@ -618,6 +715,9 @@ int main(void) {
         cmocka_unit_test(test_wait_cancel_no_tracking_leaves_unmarked),
         cmocka_unit_test(test_one_pass_retires_every_idle_entry),
         cmocka_unit_test(test_tail_unlink_keeps_the_list_whole),
+        cmocka_unit_test(test_release_counts_what_is_left),
+        cmocka_unit_test(test_cancel_at_clock_zero_still_marks),
+        cmocka_unit_test(test_reset_forgets_a_held_creation_lock),
         cmocka_unit_test(test_entries_view_is_bounded),
         cmocka_unit_test(test_racing_first_objects_share_one_entry),
     };
