@@ -121,12 +121,66 @@ static void env_priority_orders_the_queue(void **state) {
     tph_test_run_both(priority_body, NULL, NULL, 3);
 }
 
+/* The native object gets the environment's runs-long hint, and an object
+ * made with no environment gets none of it -- whatever the stack held
+ * before (the core fills a stack tph_os_env for the native create; a
+ * field it forgot would carry the poison below into the pool). */
+static uintptr_t last_work_handle;
+
+static void note_create(const tph_trace_record *rec, void *ctx) {
+    (void)ctx;
+    if (strcmp(rec->event, "SubmitThreadpoolWork") == 0) last_work_handle = (uintptr_t)rec->a;
+}
+
+static void poison_stack(void) {
+    volatile unsigned char junk[8192];
+    size_t i;
+    for (i = 0; i < sizeof junk; i++) junk[i] = 0xFF;
+}
+
+static bool runs_long_of(tph_work *w) {
+    sim_object_stats st;
+    memset(&st, 0, sizeof st);
+    TPH_CHECK_EQ(tph_work_submit(w), TPH_OK);
+    TPH_CHECK(sim_object_stats_get((const void *)last_work_handle, &st));
+    return st.runs_long;
+}
+
+static void runs_long_body(void *ctx) {
+    tph_env env;
+    tph_work *w[3];
+    int i;
+    (void)ctx;
+    tph_test_chain_hook(note_create, NULL);
+    tph_env_init(&env);
+    TPH_CHECK_EQ(tph_env_set_runs_long(&env, true), TPH_OK);
+    TPH_CHECK_EQ(tph_work_create(&w[0], note_order, (void *)0, &env), TPH_OK);
+    TPH_CHECK(runs_long_of(w[0]));
+    TPH_CHECK_EQ(tph_env_set_runs_long(&env, false), TPH_OK);
+    TPH_CHECK_EQ(tph_work_create(&w[1], note_order, (void *)1, &env), TPH_OK);
+    TPH_CHECK(!runs_long_of(w[1]));
+    poison_stack();
+    TPH_CHECK_EQ(tph_work_create(&w[2], note_order, (void *)2, NULL), TPH_OK);
+    TPH_CHECK(!runs_long_of(w[2]));
+    for (i = 0; i < 3; i++) {
+        TPH_CHECK_EQ(tph_work_wait(w[i]), TPH_OK);
+        TPH_CHECK_EQ(tph_work_close(w[i]), TPH_OK);
+    }
+    tph_test_chain_hook(NULL, NULL);
+}
+
+static void env_runs_long_reaches_the_native_object(void **state) {
+    (void)state;
+    tph_test_run_both(runs_long_body, NULL, NULL, 2);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(env_init_gives_the_default_pool),
         cmocka_unit_test(env_setters_reject_null_env),
         cmocka_unit_test(env_priority_out_of_range_is_rejected),
         cmocka_unit_test(env_priority_orders_the_queue),
+        cmocka_unit_test(env_runs_long_reaches_the_native_object),
         cmocka_unit_test(key_of_null_env_or_pool_is_zero),
         cmocka_unit_test(key_of_a_private_pool_is_its_handle),
         cmocka_unit_test(error_names),

@@ -19,6 +19,14 @@
 /* How far a body got before the end: the reason alone cannot tell an end at
  * the second episode from one at the first. */
 static int g_stage;
+/* b of the fail-fast record (what ended the process: for an untracked
+ * cancellation 0, for an unrepairable pool its overdue episodes). */
+static uint64_t g_ff_b = UINT64_MAX;
+
+static void record_ff(const tph_trace_record *rec, void *ctx) {
+    (void)ctx;
+    if (strcmp(rec->event, "fail-fast") == 0) g_ff_b = rec->b;
+}
 
 /* Ticks by hand: the first overdue episode re-submits, the second ends. */
 static void body_manual_ticks(void *ctx) {
@@ -100,23 +108,29 @@ static tph_test_outcome in_child(void *ctx) {
     tph_test_outcome o;
     size_t len;
     g_stage = 0;
+    g_ff_b = UINT64_MAX;
+    tph_test_chain_hook(record_ff, NULL);
     if (c->native)
         o = tph_test_run_native_outcome(c->body, NULL, NULL, c->seed);
     else
         o = tph_test_run_controlled_outcome(c->body, NULL, NULL, c->seed, NULL);
     len = strlen(o.reason);
-    snprintf(o.reason + len, sizeof o.reason - len, " [stage %d]", g_stage);
+    snprintf(o.reason + len, sizeof o.reason - len, " [stage %d] [record b=%llu]", g_stage,
+             (unsigned long long)g_ff_b);
     return o;
 }
 
 static void expect_end(tph_test_body_fn body, bool native, uint64_t seed, const char *reason) {
     child_case c;
     tph_test_outcome o;
+    char want_b[40];
+    snprintf(want_b, sizeof want_b, "[record b=%d]", strcmp(reason, UNTRACKED) == 0 ? 0 : 2);
     c.body = body;
     c.native = native;
     c.seed = seed;
     o = tph_test_child(in_child, &c);
-    if (!o.ended || strstr(o.reason, reason) == NULL || strstr(o.reason, "[stage 1]") == NULL)
+    if (!o.ended || strstr(o.reason, reason) == NULL || strstr(o.reason, "[stage 1]") == NULL ||
+        strstr(o.reason, want_b) == NULL)
         fail_msg("%s run (seed %llu): expected the process to end with \"%s\"; got %s \"%s\"",
                  native ? "native" : "controlled", (unsigned long long)seed, reason,
                  o.ended ? "an end with" : "no end,", o.reason);

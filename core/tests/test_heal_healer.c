@@ -193,6 +193,9 @@ static void body_lazy_healer(void *ctx) {
     memset(&s, 0, sizeof s);
     TPH_CHECK(sim_pool_stats_get(sim_pool_at(1), &s));
     TPH_CHECK_EQ(s.max_threads, 1);
+    /* ...and at least one: a healer pool that may go cold could stall like
+     * any other, with nothing left to repair it. */
+    TPH_CHECK_EQ(s.min_threads, 1);
     n = tph_heal_entries(all, 8);
     for (i = 0; i < n && i < 8; i++)
         if (all[i].key == (uintptr_t)sim_pool_at(1) && all[i].objects >= 1) healer_entry = true;

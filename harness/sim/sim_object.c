@@ -22,7 +22,12 @@ sim_obj *sim_bound_new(sim_object_kind kind, sim_fault_kind fk, const tph_os_env
     o->ctx = ctx;
     o->priority = env ? env->priority : TPH_OS_PRIORITY_NORMAL;
     o->runs_long = env ? env->runs_long : false;
-    if (o->priority < TPH_OS_PRIORITY_HIGH || o->priority > TPH_OS_PRIORITY_LOW) o->priority = TPH_OS_PRIORITY_NORMAL;
+    if (o->priority < TPH_OS_PRIORITY_HIGH || o->priority > TPH_OS_PRIORITY_LOW) {
+        /* SetThreadpoolCallbackPriority takes one of three values; anything
+         * else is undefined on Windows, so it is reported, then run as normal. */
+        sim_report_misuse(call, o, kind, "callback priority out of range");
+        o->priority = TPH_OS_PRIORITY_NORMAL;
+    }
     o->deadline = RT_FOREVER;
     return o;
 }
