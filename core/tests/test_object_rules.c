@@ -604,6 +604,64 @@ static void test_wait_close_disarms_before_draining(void **state) {
     run_controlled_seeds(body_wait_close_disarm_then_drain);
 }
 
+/* ---- a re-arm deferred by a running callback keeps its due time and window ---------- */
+
+typedef struct rearm_self {
+    tph_timer *t;
+    uint64_t n, first_at, second_at;
+} rearm_self;
+
+static uintptr_t last_timer_handle;
+
+static void note_timer(const tph_trace_record *rec, void *ctx) {
+    (void)ctx;
+    if (strcmp(rec->event, "SetThreadpoolTimer") == 0 && rec->b != 0) last_timer_handle = (uintptr_t)rec->a;
+}
+
+static void rearming_self_fn(tph_timer *t, void *ctx) {
+    rearm_self *r = (rearm_self *)ctx;
+    (void)t;
+    r->n++;
+    if (r->n == 1) {
+        r->first_at = rt_now();
+        /* Deferred: this callback is running; applied when it returns. */
+        TPH_CHECK_EQ(tph_timer_set_after(r->t, 500, 40), TPH_OK);
+        tph_test_sleep(10 * TPH_TEST_MS);
+    } else if (r->n == 2) {
+        r->second_at = rt_now();
+    }
+}
+
+static void body_deferred_rearm_keeps_due_and_window(void *ctx) {
+    rearm_self r;
+    sim_object_stats st;
+    (void)ctx;
+    memset(&r, 0, sizeof r);
+    tph_test_chain_hook(note_timer, NULL);
+    TPH_CHECK_EQ(tph_timer_create(&r.t, rearming_self_fn, &r, NULL), TPH_OK);
+    TPH_CHECK_EQ(tph_timer_set_after(r.t, 100, 0), TPH_OK);
+    tph_test_sleep(200 * TPH_TEST_MS);
+    TPH_CHECK_EQ(r.n, 1);
+    /* The deferred arming reached the native timer with its own window. */
+    memset(&st, 0, sizeof st);
+    TPH_CHECK(sim_object_stats_get((const void *)last_timer_handle, &st));
+    TPH_CHECK(st.armed);
+    TPH_CHECK_EQ(st.window_ms, 40);
+    tph_test_sleep(TPH_TEST_SECOND);
+    TPH_CHECK_EQ(r.n, 2);
+    /* 500 ms after the arming call (made 0-10 ms into the first callback),
+     * within the 40 ms window. */
+    TPH_CHECK(r.second_at >= r.first_at + 500 * TPH_TEST_MS);
+    TPH_CHECK(r.second_at <= r.first_at + 560 * TPH_TEST_MS);
+    TPH_CHECK_EQ(tph_timer_close(r.t), TPH_OK);
+    tph_test_chain_hook(NULL, NULL);
+}
+
+static void test_deferred_rearm_keeps_due_and_window(void **state) {
+    (void)state;
+    run_controlled_seeds(body_deferred_rearm_keeps_due_and_window);
+}
+
 /* ---- a work cancel_pending discharges the drain ------------------------------------ */
 
 static void work_fn(tph_work *w, void *ctx) {
@@ -673,6 +731,7 @@ int main(void) {
         cmocka_unit_test(test_wait_cancel_discharges_and_stop_ends),
         cmocka_unit_test(test_wait_stop_refuses_arms_until_drained),
         cmocka_unit_test(test_arm_during_owner_drain_stays_owed),
+        cmocka_unit_test(test_deferred_rearm_keeps_due_and_window),
         cmocka_unit_test(test_close_refuses_arms_from_its_first_step),
         cmocka_unit_test(test_close_marks_before_its_disarm),
         cmocka_unit_test(test_wait_close_disarms_before_draining),
