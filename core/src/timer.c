@@ -140,8 +140,15 @@ bool tph_timer_is_set(tph_timer *t) {
     bool set;
     if (t == NULL) return false;
     tph_os_mutex_lock(&t->base.lock);
-    TPH_TRACE("api", "IsThreadpoolTimerSet", (uintptr_t)t->os, 0);
-    set = t->pending || tph_os_timer_is_set(t->os);
+    /* A deferred arming answers without asking the pool, and then no
+     * IsThreadpoolTimerSet is recorded: the record announces a call made
+     * (the sim's announcement rule found the record once written for a
+     * call the short-circuit skipped). */
+    set = t->pending;
+    if (!set) {
+        TPH_TRACE("api", "IsThreadpoolTimerSet", (uintptr_t)t->os, 0);
+        set = tph_os_timer_is_set(t->os);
+    }
     tph_os_mutex_unlock(&t->base.lock);
     return set;
 }

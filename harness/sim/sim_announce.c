@@ -36,16 +36,23 @@ static slot slots[SLOTS];
  * atomic, like the core's trace gate, so checking moves no schedule. */
 static volatile uint32_t checking;
 
-void sim_announce_check(bool on) {
-    /* Slots are cleared only when a run turns checking on, before it starts
-     * any thread of its own. */
-    if (on) memset(slots, 0, sizeof slots);
-    tph_os_gate_store32(&checking, on ? 1u : 0u);
+
+
+/* From the hook, outside the model lock: taken here, on the failure path
+ * only, so a run that keeps the rule has the same schedule as before. */
+static void report_uncalled(const char *event) {
+    sim_lock();
+    sim_report_misuse(event, NULL, SIM_OBJ_POOL, "announced but never called: its api/ record was not followed by the call");
+    sim_unlock();
 }
 
 void sim_announce_note(const char *target, const char *event, uint64_t a, uint64_t b) {
     uint32_t id = rt_thread_id();
     if (!tph_os_gate_load32(&checking) || id >= SLOTS) return;
+    /* An announcement still pending when the thread records anything else
+     * announced a call that was never made: the trace would tell a hook and
+     * the reader of a failure report that the pool was asked for it. */
+    if (slots[id].pending && slots[id].thread == id) report_uncalled(slots[id].event);
     slots[id].thread = id;
     /* Any other record of the thread after the announcement means the
      * record no longer comes just before its call: what a hold or a hook
@@ -54,6 +61,19 @@ void sim_announce_note(const char *target, const char *event, uint64_t a, uint64
     slots[id].event = event;
     slots[id].a = a;
     slots[id].b = b;
+}
+
+void sim_announce_check(bool on) {
+    /* Slots are cleared only when a run turns checking on, before it starts
+     * any thread of its own.  Turned off, a run's calling thread's own
+     * announcement still pending was never followed by its call. */
+    if (on) {
+        memset(slots, 0, sizeof slots);
+    } else if (tph_os_gate_load32(&checking)) {
+        uint32_t id = rt_thread_id();
+        if (id < SLOTS && slots[id].pending && slots[id].thread == id) report_uncalled(slots[id].event);
+    }
+    tph_os_gate_store32(&checking, on ? 1u : 0u);
 }
 
 uintptr_t sim_pool_key_of(const sim_obj *pool) {
