@@ -204,6 +204,36 @@ static void close_refuses_a_start_from_its_first_step(void **state) {
     tph_test_run_both(start_during_close_body, NULL, NULL, 3);
 }
 
+/* A start is counted before its native call: parked at StartThreadpoolIo,
+ * the object already says one start is outstanding (a completion can only
+ * follow the caller's overlapped call, but counting first keeps the count
+ * from ever going below zero whatever the backend does). */
+static void starter(void *arg) { (void)tph_io_start((tph_io *)arg); }
+
+static void start_counted_first_body(void *ctx) {
+    io_ctx x;
+    tph_io *io;
+    rt_thread *t;
+    void *file = sim_file_create();
+    (void)ctx;
+    memset(&x, 0, sizeof x);
+    TPH_CHECK_EQ(tph_io_create(&io, file, io_fn, &x, NULL), TPH_OK);
+    tph_test_hold("StartThreadpoolIo", TPH_TEST_ANY);
+    t = tph_test_spawn("starter", starter, io);
+    TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK_EQ(tph_io_outstanding(io), 1);
+    tph_test_release_hold();
+    rt_join(t);
+    TPH_CHECK_EQ(tph_io_cancel(io), TPH_OK);
+    TPH_CHECK_EQ(tph_io_outstanding(io), 0);
+    TPH_CHECK_EQ(tph_io_close(io), TPH_OK);
+}
+
+static void start_is_counted_before_its_native_call(void **state) {
+    (void)state;
+    tph_test_run_both(start_counted_first_body, NULL, NULL, 2);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(io_null_arguments),
@@ -212,6 +242,7 @@ int main(void) {
         cmocka_unit_test(close_drains_a_start_until_it_is_cancelled),
         cmocka_unit_test(io_create_failures_unwind),
         cmocka_unit_test(close_refuses_a_start_from_its_first_step),
+        cmocka_unit_test(start_is_counted_before_its_native_call),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -351,6 +351,18 @@ static void body_wait_stop_refuses_arms(void *ctx) {
         TPH_CHECK_EQ(tph_wait_arm(a.w, TPH_WAIT_FOREVER), TPH_OK);
         TPH_CHECK_EQ(tph_wait_stop_and_drain(a.w), TPH_OK);
     }
+    /* ...and from its first step: parked at its disarm, the stop already
+     * refuses (an arm let in before the stop began would outlive it). */
+    for (cancel = 0; cancel < 2; cancel++) {
+        a.cancel = cancel != 0;
+        TPH_CHECK_EQ(tph_wait_arm(a.w, TPH_WAIT_FOREVER), TPH_OK);
+        tph_test_hold_first("SetThreadpoolWait", TPH_TEST_ANY);
+        t = tph_test_spawn("stopper", stopper, &a);
+        TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
+        TPH_CHECK_EQ(tph_wait_arm(a.w, TPH_WAIT_FOREVER), TPH_EBUSY);
+        tph_test_release_hold();
+        rt_join(t);
+    }
     TPH_CHECK_EQ(tph_wait_close(a.w), TPH_OK);
     TPH_CHECK_EQ(c.n, 0);
     TPH_CHECK_EQ(tph_handle_close(ev), TPH_OK);
@@ -662,6 +674,74 @@ static void test_deferred_rearm_keeps_due_and_window(void **state) {
     run_controlled_seeds(body_deferred_rearm_keeps_due_and_window);
 }
 
+/* ---- a stop leaves nothing armed; a wait waits for the running callback ------------- */
+
+typedef struct gate_calls {
+    uint64_t n;
+    volatile uint32_t open, entered;
+} gate_calls;
+
+static void gated_wait_fn(tph_wait *w, void *ctx, tph_wait_result r) {
+    gate_calls *g = (gate_calls *)ctx;
+    (void)w;
+    (void)r;
+    tph_os_store32(&g->entered, 1);
+    while (!tph_os_load32(&g->open)) tph_test_sleep(TPH_TEST_MS);
+    g->n++;
+}
+
+typedef struct waiter_arg {
+    tph_wait *w;
+    volatile uint32_t returned;
+} waiter_arg;
+
+static void waiter(void *arg) {
+    waiter_arg *a = (waiter_arg *)arg;
+    TPH_CHECK_EQ(tph_wait_wait(a->w), TPH_OK);
+    tph_os_store32(&a->returned, 1);
+}
+
+static void body_stop_and_wait(void *ctx) {
+    calls c;
+    gate_calls g;
+    tph_timer *t;
+    tph_handle *ev;
+    waiter_arg a;
+    rt_thread *th;
+    (void)ctx;
+    memset(&c, 0, sizeof c);
+    memset(&g, 0, sizeof g);
+    /* A timer's stop_and_drain disarms: nothing fires after it. */
+    TPH_CHECK_EQ(tph_timer_create(&t, timer_fn, &c, NULL), TPH_OK);
+    TPH_CHECK_EQ(tph_timer_set_after(t, 100, 0), TPH_OK);
+    TPH_CHECK_EQ(tph_timer_stop_and_drain(t), TPH_OK);
+    tph_test_sleep(300 * TPH_TEST_MS);
+    TPH_CHECK_EQ(c.n, 0);
+    TPH_CHECK(!tph_timer_is_set(t));
+    TPH_CHECK_EQ(tph_timer_close(t), TPH_OK);
+    /* A wait's wait returns only after the callback running now. */
+    TPH_CHECK_EQ(tph_event_create(&ev, true, false), TPH_OK);
+    TPH_CHECK_EQ(tph_wait_create(&a.w, ev, gated_wait_fn, &g, NULL), TPH_OK);
+    a.returned = 0;
+    TPH_CHECK_EQ(tph_wait_arm(a.w, TPH_WAIT_FOREVER), TPH_OK);
+    TPH_CHECK_EQ(tph_event_set(ev), TPH_OK);
+    while (!tph_os_load32(&g.entered)) tph_test_sleep(TPH_TEST_MS);
+    th = tph_test_spawn("waiter", waiter, &a);
+    tph_test_sleep(100 * TPH_TEST_MS);
+    TPH_CHECK(!tph_os_load32(&a.returned));
+    tph_os_store32(&g.open, 1);
+    rt_join(th);
+    TPH_CHECK(tph_os_load32(&a.returned));
+    TPH_CHECK_EQ(g.n, 1);
+    TPH_CHECK_EQ(tph_wait_close(a.w), TPH_OK);
+    TPH_CHECK_EQ(tph_handle_close(ev), TPH_OK);
+}
+
+static void test_timer_stop_disarms_and_wait_waits(void **state) {
+    (void)state;
+    run_controlled_seeds(body_stop_and_wait);
+}
+
 /* ---- a work cancel_pending discharges the drain ------------------------------------ */
 
 static void work_fn(tph_work *w, void *ctx) {
@@ -732,6 +812,7 @@ int main(void) {
         cmocka_unit_test(test_wait_stop_refuses_arms_until_drained),
         cmocka_unit_test(test_arm_during_owner_drain_stays_owed),
         cmocka_unit_test(test_deferred_rearm_keeps_due_and_window),
+        cmocka_unit_test(test_timer_stop_disarms_and_wait_waits),
         cmocka_unit_test(test_close_refuses_arms_from_its_first_step),
         cmocka_unit_test(test_close_marks_before_its_disarm),
         cmocka_unit_test(test_wait_close_disarms_before_draining),

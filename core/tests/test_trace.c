@@ -128,6 +128,13 @@ static void body_dump(void *ctx) {
     TPH_CHECK(strstr(buf, " 104 7") != NULL && strstr(buf, " 100 7") == NULL);
     dump_after(4, buf, sizeof buf);
     TPH_CHECK(strstr(buf, "dropped") == NULL);
+    /* Exactly the kept records, each once. */
+    {
+        size_t lines = 0;
+        const char *q;
+        for (q = buf; *q != '\0'; q++) lines += *q == '\n';
+        TPH_CHECK_EQ(lines, 4);
+    }
     TPH_CHECK(strstr(buf, " 100 7") != NULL && strstr(buf, " 103 7") != NULL);
 }
 
