@@ -6,6 +6,7 @@
  * CHESS's rule of switching before synchronisation and interlocked
  * operations (docs/harness-anchors.md, A1). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #if defined(_MSC_VER)
 #include <intrin.h>
@@ -158,11 +159,41 @@ uint64_t tph_os_system_time(void) {
 uint32_t tph_os_thread_id(void) { return rt_thread_id(); }
 
 /* ---- memory ------------------------------------------------------------------ */
+/* The freed set holds addresses only (never dereferenced): the memory is
+ * really freed, so ASan still sees any other use of it. */
+static void forget_freed(const void *p) {
+    for (uint32_t i = 0; i < P->nfreed_core; i++)
+        if (P->freed_core[i] == p) {
+            P->freed_core[i] = P->freed_core[--P->nfreed_core];
+            return;
+        }
+}
+
+static void remember_freed(void *p) {
+    if (P->nfreed_core == P->capfreed_core) {
+        uint32_t cap = P->capfreed_core ? P->capfreed_core * 2 : 32;
+        void **n = (void **)realloc(P->freed_core, cap * sizeof *n);
+        if (!n) return; /* the check is best effort; the model goes on */
+        P->freed_core = n;
+        P->capfreed_core = cap;
+    }
+    P->freed_core[P->nfreed_core++] = p;
+}
+
+bool sim_freed_context(const void *ctx) {
+    for (uint32_t i = 0; i < P->nfreed_core; i++)
+        if (P->freed_core[i] == ctx) return true;
+    return false;
+}
+
 void *tph_os_alloc(size_t n) {
     if (!P) return sim_alloc_untracked(n);
     sim_lock();
     void *p = sim_fault_hit(SIM_FAULT_ALLOC, 0) ? NULL : sim_alloc_tracked(n);
-    if (p) P->core_blocks_live++;
+    if (p) {
+        P->core_blocks_live++;
+        forget_freed(p);
+    }
     sim_unlock();
     return p;
 }
@@ -176,6 +207,7 @@ void tph_os_free(void *p) {
     sim_lock();
     if (P->core_blocks_live) P->core_blocks_live--;
     sim_free_any(p);
+    remember_freed(p);
     sim_unlock();
 }
 

@@ -145,6 +145,11 @@ typedef struct sim_process {
     char fail_fast_reason[256];
     bool fail_fasted;
     uint64_t core_blocks_live; /* tph_os_alloc blocks not yet tph_os_free'd */
+    /* Addresses of core blocks tph_os_free'd and not handed out again: a
+     * callback whose context is one of them would run into freed memory
+     * (sim_freed_context). */
+    void **freed_core;
+    uint32_t nfreed_core, capfreed_core;
 } sim_process;
 
 extern sim_process *sim_P;
@@ -181,6 +186,12 @@ const sim_obj *sim_announced_pool(const void *handle, sim_object_kind kind);
  * record must name `call`, carry a == a1 or a2, and b; misuse otherwise. */
 void sim_expect_announced(const char *call, const sim_obj *o, uintptr_t a1, uintptr_t a2,
                           uint64_t b);
+
+/* ---- os_sim.c ---------------------------------------------------------------- */
+/* Lock held: is `ctx` a core block the core has freed?  A callback about to
+ * run with it is the teardown bug the core's drains exist to prevent
+ * (reported as misuse and not run, instead of running into freed memory). */
+bool sim_freed_context(const void *ctx);
 
 /* ---- sim_pool.c ------------------------------------------------------------ */
 sim_obj *sim_pool_new(bool is_default);

@@ -91,8 +91,15 @@ static void worker_main(void *arg) {
             pool->nqueued--;
             o->running++;
             pool->nrunning++;
+            /* A callback into a context the core already freed: on the real
+             * pool, a use after free.  Reported, and not run. */
+            bool freed_ctx = sim_freed_context(o->ctx);
+            if (freed_ctx)
+                sim_report_misuse(o->kind == SIM_OBJ_TIMER ? "timer callback" : o->kind == SIM_OBJ_WAIT ? "wait callback"
+                                  : o->kind == SIM_OBJ_IO ? "io callback" : "work callback",
+                                  o, o->kind, "its context was freed by the core before it ran (use after free)");
             sim_unlock();
-            run_packet(w, &copy);
+            if (!freed_ctx) run_packet(w, &copy);
             sim_lock();
             o->running--;
             pool->nrunning--;

@@ -165,6 +165,7 @@ void sim_process_end(void) {
     free(P->objs);
     free(P->timed);
     free(P->misuse);
+    free(P->freed_core);
     free(P);
     P = NULL;
 }

@@ -1,6 +1,8 @@
 /* The announcement rule (harness/sim/sim_announce.c): a native call must
  * follow its caller's `api/<call>` record naming the same object and
- * argument.  Each way of breaking it is reported, and a kept rule is not. */
+ * argument.  Each way of breaking it is reported, and a kept rule is not.
+ * And the freed-context check (os_sim.c): a callback whose context the core
+ * freed is reported and not run. */
 #include "test_sim_util.h"
 
 static const char *first_problem(void) {
@@ -95,10 +97,47 @@ static void test_each_breach_is_reported(void **st) {
     for (g_breach = UNANNOUNCED; g_breach <= RECORD_BETWEEN; g_breach++) simt_run(body_breach);
 }
 
+static volatile uint32_t g_ran;
+
+static void TPH_OS_CALLBACK count_run(tph_os_instance *i, void *ctx, tph_os_work *w) {
+    (void)i;
+    (void)ctx;
+    (void)w;
+    tph_os_fetch_add32(&g_ran, 1);
+}
+
+static void body_callback_into_freed_context(void) {
+    simt_blocker b;
+    g_ran = 0;
+    simt_block_private(&b, 1);
+    tph_os_env env = {b.pool, NULL, NULL, TPH_OS_PRIORITY_NORMAL, false};
+    void *live = tph_os_alloc(64), *gone = tph_os_alloc(64);
+    tph_os_work *w1 = tph_os_work_create(count_run, live, &env);
+    tph_os_work *w2 = tph_os_work_create(count_run, gone, &env);
+    tph_os_work_submit(w1);
+    tph_os_work_submit(w2);
+    tph_os_free(gone); /* freed with its callback still queued */
+    simt_unblock(&b);
+    tph_os_work_wait(w1, false);
+    tph_os_work_wait(w2, false);
+    CHECK(tph_os_load32(&g_ran) == 1);
+    CHECK(sim_misuse_count() == 1);
+    CHECK(strstr(first_problem(), "freed by the core") != NULL);
+    /* An address handed out again is a live context again. */
+    tph_os_free(live);
+    tph_os_work_close(w1);
+    tph_os_work_close(w2);
+}
+static void test_callback_into_freed_context_is_reported(void **st) {
+    (void)st;
+    simt_run(body_callback_into_freed_context);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_announced_calls_are_clean),
         cmocka_unit_test(test_each_breach_is_reported),
+        cmocka_unit_test(test_callback_into_freed_context_is_reported),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
