@@ -150,12 +150,22 @@ typedef struct overdue_case {
     bool expect_overdue;
 } overdue_case;
 
+/* b of the last "repair-in-flight": how long the repair has waited. */
+static uint64_t inflight_waited = UINT64_MAX;
+
+static void note_inflight(const tph_trace_record *rec, void *ctx) {
+    (void)ctx;
+    if (strcmp(rec->event, "repair-in-flight") == 0) inflight_waited = rec->b;
+}
+
 static void body_overdue_threshold(void *ctx) {
     const overdue_case *oc = (const overdue_case *)ctx;
     tph_test_blocker b;
     tph_registration r;
     uint64_t now;
     TPH_CHECK(tph_test_blocker_start(&b)); /* kept closed: nothing runs */
+    tph_test_chain_hook(note_inflight, NULL);
+    inflight_waited = UINT64_MAX;
     r = tph_register(b.key);
     TPH_CHECK(r.entry != NULL);
     /* Far enough into the run that `now - back` is a real past reading. */
@@ -170,6 +180,10 @@ static void body_overdue_threshold(void *ctx) {
     TPH_CHECK_EQ(tph_test_event_count("repair-overdue", b.key), oc->expect_overdue ? 1 : 0);
     TPH_CHECK_EQ(tph_test_event_count("repair-in-flight", b.key), oc->expect_overdue ? 0 : 1);
     TPH_CHECK_EQ(tph_test_entry(b.key).overdue_episodes, oc->expect_overdue ? 1 : 0);
+    /* The wait it reports: the time since the submission, and 0 -- not a
+     * wrapped or invented figure -- for one stamped after the clock read. */
+    if (!oc->expect_overdue) TPH_CHECK_EQ(inflight_waited, oc->ahead ? 0 : oc->back);
+    tph_test_chain_hook(NULL, NULL);
     TPH_CHECK_EQ(tph_test_entry(b.key).outstanding, oc->expect_overdue ? 2 : 1);
     tph_test_blocker_open(&b);
     if (oc->expect_overdue)

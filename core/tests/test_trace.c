@@ -91,12 +91,12 @@ static void test_order_after_wrap(void **state) {
     tph_test_run_controlled(body_order_after_wrap, NULL, NULL, 1);
 }
 
-/* Dumps a ring of 4 after `n` records into buf. */
-static void dump_after(size_t n, char *buf, size_t cap) {
+/* Dumps a ring of `ring` records after `n` records into buf. */
+static void dump_ring_after(size_t ring, size_t n, char *buf, size_t cap) {
     FILE *f = tmpfile();
     size_t len, i;
     TPH_CHECK(f != NULL);
-    tph_trace_set_capacity(4);
+    tph_trace_set_capacity(ring);
     tph_trace_arm("*");
     tph_trace_clear();
     for (i = 0; i < n; i++) TPH_TRACE("heal", "repair-submitted", 100 + i, 7);
@@ -106,6 +106,8 @@ static void dump_after(size_t n, char *buf, size_t cap) {
     buf[len] = '\0';
     fclose(f);
 }
+
+static void dump_after(size_t n, char *buf, size_t cap) { dump_ring_after(4, n, buf, cap); }
 
 static void body_dump(void *ctx) {
     char buf[4096];
@@ -128,6 +130,11 @@ static void body_dump(void *ctx) {
     TPH_CHECK(strstr(buf, " 104 7") != NULL && strstr(buf, " 100 7") == NULL);
     dump_after(4, buf, sizeof buf);
     TPH_CHECK(strstr(buf, "dropped") == NULL);
+    /* The smallest ring keeps the newest record. */
+    dump_ring_after(1, 3, buf, sizeof buf);
+    TPH_CHECK(strstr(buf, "# 2 earlier records dropped (ring capacity 1)\n") == buf);
+    TPH_CHECK(strstr(buf, " 102 7") != NULL && strstr(buf, " 101 7") == NULL);
+    dump_after(4, buf, sizeof buf);
     /* Exactly the kept records, each once. */
     {
         size_t lines = 0;
@@ -324,10 +331,27 @@ static void test_armed_before_main(void **state) {
     assert_string_equal(line, "armed=0 on=0\n");
 }
 
+/* A process that never armed the trace dumps nothing (and does not fault
+ * on the ring it never made). */
+static void test_unarmed_dump_is_empty(void **state) {
+    char cmd[1024];
+    FILE *p;
+    char line[64] = {0};
+    (void)state;
+    if (self_path == NULL || !TPH_TEST_HAVE_FORK) skip();
+    snprintf(cmd, sizeof cmd, "env -u TPHEAL_TRACE '%s' --dump-unarmed", self_path);
+    p = popen(cmd, "r");
+    assert_non_null(p);
+    assert_non_null(fgets(line, sizeof line, p));
+    assert_int_equal(pclose(p), 0);
+    assert_string_equal(line, "end\n");
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_order_after_wrap),
         cmocka_unit_test(test_record_time_and_fresh_numbering),
+        cmocka_unit_test(test_unarmed_dump_is_empty),
         cmocka_unit_test(test_dump_reports_dropped),
         cmocka_unit_test(test_filter),
         cmocka_unit_test(test_hook_runs_after_storing),
@@ -336,6 +360,12 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_process_reset_returns_to_env_arming),
         cmocka_unit_test(test_armed_before_main),
     };
+    if (argc > 1 && strcmp(argv[1], "--dump-unarmed") == 0) {
+        /* A process that never armed has no ring: the dump is empty. */
+        tph_trace_dump(stdout);
+        printf("end\n");
+        return 0;
+    }
     if (argc > 1 && strcmp(argv[1], "--report-armed") == 0) {
         /* Nothing may arm the trace before this line except the
          * before-main initialiser. */

@@ -139,7 +139,7 @@ static const struct tph_test__zero_arg {
     {"healer-tick", true, true},         {"healer-start-failed", true, true},
     {"healer-started", false, true},     {"repair-started", false, true},
     {"register-failed", false, true},    {"repair-submitted-inline", false, true},
-    {"cancel-untracked", false, true},
+    {"cancel-untracked", false, true},   {"stale-tick-dropped", false, true},
 };
 
 static inline void tph_test__check_shape(const tph_trace_record *rec) {
