@@ -422,6 +422,50 @@ static void test_reset_forgets_a_held_creation_lock(void **state) {
     tph_test_run_controlled(body_next_process_registers, NULL, NULL, 1);
 }
 
+/* The records a registration makes after creating (or failing to create)
+ * an entry come after the creation lock is released: a hook parked there
+ * does not hold up the next pool's first object. */
+static void body_records_after_creation_lock(void *ctx) {
+    tph_test_blocker b[2];
+    first_arg one;
+    tph_registration other;
+    rt_thread *t;
+    int failing;
+    (void)ctx;
+    for (failing = 0; failing < 2; failing++) {
+        TPH_CHECK(tph_test_blocker_start(&b[0]));
+        TPH_CHECK(tph_test_blocker_start(&b[1]));
+        one.key = b[0].key;
+        if (failing) {
+            sim_fault f;
+            memset(&f, 0, sizeof f);
+            f.kind = SIM_FAULT_WORK_CREATE;
+            f.nth = 1;
+            f.match_pool = true;
+            f.pool_key = b[0].key;
+            sim_fault_arm(&f);
+        }
+        tph_test_hold(failing ? "register-failed" : "entry-created", b[0].key);
+        t = tph_test_spawn("first", registerer, &one);
+        TPH_CHECK(tph_test_wait_held((uint64_t)failing + 1, 10 * TPH_TEST_SECOND));
+        other = tph_register(b[1].key); /* would wait for the held thread's lock */
+        TPH_CHECK(other.entry != NULL);
+        TPH_CHECK_EQ(tph_test_held_now(), 1);
+        tph_test_release_hold();
+        rt_join(t);
+        TPH_CHECK((one.r.entry == NULL) == (failing != 0));
+        tph_registration_release(&other);
+        tph_registration_release(&one.r);
+        tph_test_blocker_finish(&b[0]);
+        tph_test_blocker_finish(&b[1]);
+    }
+}
+
+static void test_records_come_after_the_creation_lock(void **state) {
+    (void)state;
+    tph_test_run_both(body_records_after_creation_lock, NULL, NULL, 3);
+}
+
 /* ---- best effort, and the retry at cancellation --------------------------- */
 
 static void fail_work_create_for(uintptr_t key, bool from_nth_on) {
@@ -720,6 +764,7 @@ int main(void) {
         cmocka_unit_test(test_reset_forgets_a_held_creation_lock),
         cmocka_unit_test(test_entries_view_is_bounded),
         cmocka_unit_test(test_racing_first_objects_share_one_entry),
+        cmocka_unit_test(test_records_come_after_the_creation_lock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
