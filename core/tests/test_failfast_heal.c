@@ -22,10 +22,15 @@ static int g_stage;
 /* b of the fail-fast record (what ended the process: for an untracked
  * cancellation 0, for an unrepairable pool its overdue episodes). */
 static uint64_t g_ff_b = UINT64_MAX;
+/* a of that record, and the pool a body expects it to name (0: not checked). */
+static uint64_t g_ff_a, g_want_a;
 
 static void record_ff(const tph_trace_record *rec, void *ctx) {
     (void)ctx;
-    if (strcmp(rec->event, "fail-fast") == 0) g_ff_b = rec->b;
+    if (strcmp(rec->event, "fail-fast") == 0) {
+        g_ff_a = rec->a;
+        g_ff_b = rec->b;
+    }
 }
 
 /* Ticks by hand: the first overdue episode re-submits, the second ends. */
@@ -109,14 +114,16 @@ static tph_test_outcome in_child(void *ctx) {
     size_t len;
     g_stage = 0;
     g_ff_b = UINT64_MAX;
+    g_ff_a = 0;
+    g_want_a = 0;
     tph_test_chain_hook(record_ff, NULL);
     if (c->native)
         o = tph_test_run_native_outcome(c->body, NULL, NULL, c->seed);
     else
         o = tph_test_run_controlled_outcome(c->body, NULL, NULL, c->seed, NULL);
     len = strlen(o.reason);
-    snprintf(o.reason + len, sizeof o.reason - len, " [stage %d] [record b=%llu]", g_stage,
-             (unsigned long long)g_ff_b);
+    snprintf(o.reason + len, sizeof o.reason - len, " [stage %d] [record b=%llu]%s", g_stage,
+             (unsigned long long)g_ff_b, g_want_a != 0 && g_ff_a != g_want_a ? " [record names another pool]" : "");
     return o;
 }
 
@@ -130,10 +137,79 @@ static void expect_end(tph_test_body_fn body, bool native, uint64_t seed, const 
     c.seed = seed;
     o = tph_test_child(in_child, &c);
     if (!o.ended || strstr(o.reason, reason) == NULL || strstr(o.reason, "[stage 1]") == NULL ||
-        strstr(o.reason, want_b) == NULL)
+        strstr(o.reason, want_b) == NULL || strstr(o.reason, "another pool") != NULL)
         fail_msg("%s run (seed %llu): expected the process to end with \"%s\"; got %s \"%s\"",
                  native ? "native" : "controlled", (unsigned long long)seed, reason,
                  o.ended ? "an end with" : "no end,", o.reason);
+}
+
+/* A cancelling group release over members whose pools are tracked ends
+ * nothing; one whose member's pool could not be registered ends the process
+ * naming that pool. */
+static void noop_member(tph_wait *w, void *ctx, tph_wait_result r) {
+    (void)w;
+    (void)ctx;
+    (void)r;
+}
+
+static void group_release_body(bool untracked) {
+    tph_pool *pool;
+    tph_group *g;
+    tph_env env;
+    tph_handle *ev = NULL;
+    tph_wait *w[2];
+    int i;
+    TPH_CHECK(tph_pool_create(&pool) == TPH_OK);
+    if (untracked) {
+        sim_fault f;
+        memset(&f, 0, sizeof f);
+        f.kind = SIM_FAULT_WORK_CREATE;
+        f.nth = 1;
+        f.from_nth_on = true;
+        f.match_pool = true;
+        f.pool_key = tph_pool_key(pool);
+        sim_fault_arm(&f);
+        g_want_a = tph_pool_key(pool);
+    }
+    TPH_CHECK(tph_group_create(&g, NULL) == TPH_OK);
+    tph_env_init(&env);
+    TPH_CHECK(tph_env_set_pool(&env, pool) == TPH_OK);
+    TPH_CHECK(tph_env_set_group(&env, g) == TPH_OK);
+    TPH_CHECK(tph_event_create(&ev, true, false) == TPH_OK);
+    for (i = 0; i < 2; i++) {
+        TPH_CHECK(tph_wait_create(&w[i], ev, noop_member, NULL, &env) == TPH_OK);
+        TPH_CHECK(tph_wait_arm(w[i], TPH_WAIT_FOREVER) == TPH_OK);
+    }
+    g_stage = 1;
+    TPH_CHECK(tph_group_close_members_cancelling(g, NULL) == TPH_OK);
+    g_stage = 2;
+    TPH_CHECK(tph_group_close(g) == TPH_OK);
+    TPH_CHECK(tph_handle_close(ev) == TPH_OK);
+    TPH_CHECK(tph_pool_close(pool) == TPH_OK);
+}
+
+static void body_group_tracked(void *ctx) {
+    (void)ctx;
+    group_release_body(false);
+}
+
+static void body_group_untracked(void *ctx) {
+    (void)ctx;
+    group_release_body(true);
+    TPH_CHECK(!"an untracked member's release should have ended the process");
+}
+
+static void test_group_release_ends_only_for_untracked_members(void **state) {
+    child_case c;
+    tph_test_outcome o;
+    (void)state;
+    expect_end(body_group_untracked, false, 1, UNTRACKED);
+    expect_end(body_group_untracked, false, 3, UNTRACKED);
+    c.body = body_group_tracked;
+    c.native = false;
+    c.seed = 1;
+    o = tph_test_child(in_child, &c);
+    if (!o.finished || o.ended) fail_msg("tracked members: the release ended the process: %s", o.reason);
 }
 
 static void test_second_overdue_episode_ends_process(void **state) {
@@ -159,6 +235,7 @@ int main(void) {
         cmocka_unit_test(test_second_overdue_episode_ends_process),
         cmocka_unit_test(test_healer_tick_ends_process_on_pool_thread),
         cmocka_unit_test(test_untracked_cancel_ends_process),
+        cmocka_unit_test(test_group_release_ends_only_for_untracked_members),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
