@@ -365,8 +365,10 @@ int main(int argc, char **argv) {
          * so is a snapshot. */
         tph_trace_record rec;
         uint64_t dropped = 7;
+        size_t n;
         tph_trace_dump(stdout);
-        printf("end %u %u\n", (unsigned)tph_trace_snapshot(&rec, 1, &dropped), (unsigned)dropped);
+        n = tph_trace_snapshot(&rec, 1, &dropped);
+        printf("end %u %u\n", (unsigned)n, (unsigned)dropped);
         return 0;
     }
     if (argc > 1 && strcmp(argv[1], "--report-armed") == 0) {
