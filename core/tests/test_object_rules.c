@@ -535,6 +535,33 @@ static void body_close_marks_before_disarm(void *ctx) {
     TPH_CHECK_EQ(tph_handle_close(ev), TPH_OK);
 }
 
+/* A periodic timer's stop_and_drain, parked at its stop's disarm, already
+ * refuses a start. */
+static void periodic_stopper(void *arg) { (void)tph_periodic_stop_and_drain((tph_periodic *)arg); }
+
+static void body_periodic_stop_marks_before_disarm(void *ctx) {
+    calls c;
+    tph_periodic *p;
+    rt_thread *t;
+    (void)ctx;
+    memset(&c, 0, sizeof c);
+    TPH_CHECK_EQ(tph_periodic_create(&p, 60000, periodic_fn, &c, NULL), TPH_OK);
+    TPH_CHECK_EQ(tph_periodic_start(p), TPH_OK);
+    tph_test_hold_first("SetThreadpoolTimer", TPH_TEST_ANY);
+    t = tph_test_spawn("stopper", periodic_stopper, p);
+    TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK_EQ(tph_periodic_start(p), TPH_EBUSY);
+    tph_test_release_hold();
+    rt_join(t);
+    TPH_CHECK(!tph_periodic_is_running(p));
+    TPH_CHECK_EQ(tph_periodic_close(p), TPH_OK);
+}
+
+static void test_periodic_stop_marks_before_its_disarm(void **state) {
+    (void)state;
+    run_controlled_seeds(body_periodic_stop_marks_before_disarm);
+}
+
 static void test_close_marks_before_its_disarm(void **state) {
     (void)state;
     run_controlled_seeds(body_close_marks_before_disarm);
@@ -815,6 +842,7 @@ int main(void) {
         cmocka_unit_test(test_timer_stop_disarms_and_wait_waits),
         cmocka_unit_test(test_close_refuses_arms_from_its_first_step),
         cmocka_unit_test(test_close_marks_before_its_disarm),
+        cmocka_unit_test(test_periodic_stop_marks_before_its_disarm),
         cmocka_unit_test(test_wait_close_disarms_before_draining),
         cmocka_unit_test(test_work_cancel_discharges_drain),
         cmocka_unit_test(test_periodic_wait_discharges_drain),

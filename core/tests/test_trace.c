@@ -44,6 +44,16 @@ static void body_order_after_wrap(void *ctx) {
         TPH_CHECK_EQ(recs[i].a, 12 + i);
         TPH_CHECK_EQ(recs[i].seq, 12 + i);
     }
+    /* A smaller buffer gets the oldest `max`, and nothing past them. */
+    memset(recs, 0xA5, sizeof recs);
+    n = tph_trace_snapshot(recs, 3, NULL);
+    TPH_CHECK_EQ(n, 3);
+    TPH_CHECK_EQ(recs[2].a, 14);
+    {
+        tph_trace_record untouched;
+        memset(&untouched, 0xA5, sizeof untouched);
+        TPH_CHECK(memcmp(&recs[3], &untouched, sizeof untouched) == 0);
+    }
     /* Not wrapped yet: all kept, none dropped. */
     tph_trace_clear();
     for (i = 0; i < 5; i++) TPH_TRACE("t", "e", i, 0);
