@@ -328,9 +328,11 @@ static void test_entries_view_is_bounded(void **state) {
 /* A release records how many objects the entry has left (b of "released",
  * and 0 in "entry-retired" when the last one goes). */
 static uint64_t last_released_b = UINT64_MAX, last_retired_b = UINT64_MAX;
+static uint64_t last_registered_b = UINT64_MAX;
 
 static void remember_b(const tph_trace_record *rec, void *ctx) {
     (void)ctx;
+    if (strcmp(rec->event, "registered") == 0) last_registered_b = rec->b;
     if (strcmp(rec->event, "released") == 0) last_released_b = rec->b;
     if (strcmp(rec->event, "entry-retired") == 0) last_retired_b = rec->b;
 }
@@ -342,7 +344,11 @@ static void body_release_counts_what_is_left(void *ctx) {
     (void)ctx;
     tph_test_chain_hook(remember_b, NULL);
     TPH_CHECK(tph_test_blocker_start(&b));
-    for (k = 0; k < 3; k++) r[k] = tph_register(b.key);
+    for (k = 0; k < 3; k++) {
+        r[k] = tph_register(b.key);
+        /* "registered" (a later object joining the entry) counts the objects now */
+        if (k > 0) TPH_CHECK_EQ(last_registered_b, (uint64_t)k + 1);
+    }
     TPH_CHECK_EQ(tph_test_entry(b.key).objects, 3);
     tph_registration_release(&r[0]);
     TPH_CHECK_EQ(last_released_b, 2);
@@ -464,6 +470,80 @@ static void body_records_after_creation_lock(void *ctx) {
 static void test_records_come_after_the_creation_lock(void **state) {
     (void)state;
     tph_test_run_both(body_records_after_creation_lock, NULL, NULL, 3);
+}
+
+/* The repair work is an ordinary work item of the pool: normal priority,
+ * no runs-long hint -- the shape of the submission measured to release a
+ * severed pool (windows-pool-facts.md). */
+static void body_repair_work_shape(void *ctx) {
+    tph_test_blocker b;
+    tph_registration r;
+    sim_object_stats st;
+    (void)ctx;
+    TPH_CHECK(tph_test_blocker_start(&b)); /* its own work is work#1 */
+    r = tph_register(b.key);
+    TPH_CHECK(r.entry != NULL);
+    memset(&st, 0, sizeof st);
+    TPH_CHECK(sim_object_stats_get(sim_object_handle(SIM_OBJ_WORK, 2), &st));
+    TPH_CHECK_EQ(st.priority, TPH_OS_PRIORITY_NORMAL);
+    TPH_CHECK(!st.runs_long);
+    tph_registration_release(&r);
+    tph_test_blocker_finish(&b);
+}
+
+static void test_repair_work_is_an_ordinary_work_item(void **state) {
+    (void)state;
+    tph_test_run_controlled(body_repair_work_shape, NULL, NULL, 1);
+}
+
+/* The two clock-read records sit between reading the clock and publishing
+ * the stamp: a thread parked there has not yet moved the entry's stamp
+ * (the window scenarios cancel-/submit-stamp-published-late hold open). */
+typedef struct stamper {
+    tph_registration *r;
+    bool cancel;
+} stamper;
+
+static void stamp_thread(void *arg) {
+    stamper *s = (stamper *)arg;
+    if (s->cancel) (void)tph_owe_repair(s->r);
+    else tph_entry_submit_repair(s->r->entry);
+}
+
+static void body_clock_read_before_publish(void *ctx) {
+    tph_test_blocker b;
+    tph_registration r;
+    stamper s;
+    rt_thread *t;
+    int cancel;
+    (void)ctx;
+    TPH_CHECK(tph_test_blocker_start(&b));
+    r = tph_register(b.key);
+    TPH_CHECK(r.entry != NULL);
+    for (cancel = 0; cancel < 2; cancel++) {
+        tph_heal_entry_info before = tph_test_entry(b.key);
+        tph_test_sleep(TPH_TEST_TICK);
+        s.r = &r;
+        s.cancel = cancel != 0;
+        tph_test_hold(cancel ? "cancel-clock-read" : "submit-clock-read", b.key);
+        t = tph_test_spawn("stamper", stamp_thread, &s);
+        TPH_CHECK(tph_test_wait_held((uint64_t)cancel + 1, 10 * TPH_TEST_SECOND));
+        if (cancel) TPH_CHECK_EQ(tph_test_entry(b.key).last_cancelled, before.last_cancelled);
+        else TPH_CHECK_EQ(tph_test_entry(b.key).last_submitted, before.last_submitted);
+        tph_test_release_hold();
+        rt_join(t);
+        if (cancel) TPH_CHECK(tph_test_entry(b.key).last_cancelled > before.last_cancelled);
+        else TPH_CHECK(tph_test_entry(b.key).last_submitted > before.last_submitted);
+    }
+    tph_test_blocker_open(&b);
+    TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 1, 10 * TPH_TEST_SECOND));
+    tph_registration_release(&r);
+    tph_test_blocker_finish(&b);
+}
+
+static void test_clock_read_records_precede_the_publish(void **state) {
+    (void)state;
+    tph_test_run_both(body_clock_read_before_publish, NULL, NULL, 2);
 }
 
 /* ---- best effort, and the retry at cancellation --------------------------- */
@@ -765,6 +845,8 @@ int main(void) {
         cmocka_unit_test(test_entries_view_is_bounded),
         cmocka_unit_test(test_racing_first_objects_share_one_entry),
         cmocka_unit_test(test_records_come_after_the_creation_lock),
+        cmocka_unit_test(test_repair_work_is_an_ordinary_work_item),
+        cmocka_unit_test(test_clock_read_records_precede_the_publish),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -234,6 +234,34 @@ static void start_is_counted_before_its_native_call(void **state) {
     tph_test_run_both(start_counted_first_body, NULL, NULL, 2);
 }
 
+/* A cancel reads the outstanding count before deciding: whatever its stack
+ * held before (zeros here, which an unread count would take for "nothing
+ * started"), an outstanding start is cancelled. */
+static void zero_stack(void) {
+    volatile unsigned char junk[8192];
+    size_t i;
+    for (i = 0; i < sizeof junk; i++) junk[i] = 0;
+}
+
+static void cancel_reads_count_body(void *ctx) {
+    io_ctx x;
+    tph_io *io;
+    void *file = sim_file_create();
+    (void)ctx;
+    memset(&x, 0, sizeof x);
+    TPH_CHECK_EQ(tph_io_create(&io, file, io_fn, &x, NULL), TPH_OK);
+    TPH_CHECK_EQ(tph_io_start(io), TPH_OK);
+    zero_stack();
+    TPH_CHECK_EQ(tph_io_cancel(io), TPH_OK);
+    TPH_CHECK_EQ(tph_io_outstanding(io), 0);
+    TPH_CHECK_EQ(tph_io_close(io), TPH_OK);
+}
+
+static void cancel_reads_the_count_first(void **state) {
+    (void)state;
+    tph_test_run_controlled(cancel_reads_count_body, NULL, NULL, 1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(io_null_arguments),
@@ -243,6 +271,7 @@ int main(void) {
         cmocka_unit_test(io_create_failures_unwind),
         cmocka_unit_test(close_refuses_a_start_from_its_first_step),
         cmocka_unit_test(start_is_counted_before_its_native_call),
+        cmocka_unit_test(cancel_reads_the_count_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -554,6 +554,15 @@ static void body_periodic_stop_marks_before_disarm(void *ctx) {
     tph_test_release_hold();
     rt_join(t);
     TPH_CHECK(!tph_periodic_is_running(p));
+    /* ...and until its drain has returned. */
+    TPH_CHECK_EQ(tph_periodic_start(p), TPH_OK);
+    tph_test_hold("WaitForThreadpoolTimerCallbacks", TPH_TEST_ANY);
+    t = tph_test_spawn("stopper", periodic_stopper, p);
+    TPH_CHECK(tph_test_wait_held(2, 10 * TPH_TEST_SECOND)); /* the first hold counted one */
+    TPH_CHECK_EQ(tph_periodic_start(p), TPH_EBUSY);
+    tph_test_release_hold();
+    rt_join(t);
+    TPH_CHECK(!tph_periodic_is_running(p));
     TPH_CHECK_EQ(tph_periodic_close(p), TPH_OK);
 }
 

@@ -84,10 +84,23 @@ static void body_time_and_fresh_numbering(void *ctx) {
     TPH_CHECK(rec.time >= before && rec.time <= tph_os_interrupt_time());
     TPH_CHECK_EQ(rec.a, 1);
     TPH_CHECK_EQ(rec.b, 2);
+    TPH_CHECK_EQ(rec.thread, tph_os_thread_id());
     TPH_CHECK(strcmp(rec.target, "t") == 0 && strcmp(rec.event, "e") == 0);
-    /* More records, left for the next process to forget. */
+    /* More records, left for the next process to forget.  Arming again
+     * keeps what the ring holds (only a clear or a new capacity empties it). */
     TPH_TRACE("t", "e", 3, 4);
+    tph_trace_arm("*");
     TPH_TRACE("t", "e", 5, 6);
+    TPH_CHECK_EQ(tph_trace_snapshot(recs, 8, NULL), 3);
+    /* A new capacity starts a new ring, numbered from 0. */
+    tph_trace_set_capacity(5);
+    tph_trace_arm("*");
+    TPH_TRACE("t", "e", 7, 8);
+    TPH_CHECK_EQ(tph_trace_snapshot(recs, 8, NULL), 1);
+    TPH_CHECK_EQ(recs[0].seq, 0);
+    TPH_CHECK_EQ(recs[0].a, 7);
+    tph_trace_set_capacity(0);
+    TPH_TRACE("t", "e", 9, 10);
 }
 
 static void test_record_time_and_fresh_numbering(void **state) {

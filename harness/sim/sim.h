@@ -187,6 +187,7 @@ typedef struct sim_object_stats {
     bool freed;              /* closed and nothing outstanding: tombstone */
     bool armed;              /* wait registered / timer set */
     bool runs_long;          /* the environment's runs-long hint it was created with */
+    int priority;            /* its callback priority: 0 high, 1 normal, 2 low */
     uint32_t period_ms;      /* timer: period and window of the last SetThreadpoolTimer */
     uint32_t window_ms;
     uint32_t queued;         /* callbacks queued, not started */
@@ -199,6 +200,10 @@ typedef struct sim_object_stats {
 } sim_object_stats;
 
 bool sim_object_stats_get(const void *handle, sim_object_stats *out);
+/* The handle of the object of `kind` with per-kind id `id` (creation order,
+ * as in "work#1"), or NULL: for tests that must look at an object the core
+ * made without handing it out (the registry's repair work). */
+void *sim_object_handle(sim_object_kind kind, uint32_t id);
 
 /* ---- misuse reports -------------------------------------------------------- */
 /* A call on a closed or freed object, an environment naming a closed pool, a

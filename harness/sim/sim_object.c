@@ -70,6 +70,7 @@ bool sim_object_stats_get(const void *handle, sim_object_stats *out) {
         out->freed = o->freed;
         out->armed = o->armed;
         out->runs_long = o->runs_long;
+        out->priority = o->priority;
         out->period_ms = o->period_ms;
         out->window_ms = o->window_ms;
         out->queued = o->kind == SIM_OBJ_POOL ? o->nqueued : o->queued;
@@ -82,4 +83,19 @@ bool sim_object_stats_get(const void *handle, sim_object_stats *out) {
     }
     sim_unlock();
     return o != NULL;
+}
+
+void *sim_object_handle(sim_object_kind kind, uint32_t id) {
+    sim_need_process("sim_object_handle");
+    sim_lock();
+    void *h = NULL;
+    for (uint32_t i = 0; i < P->nobjs; i++) {
+        sim_obj *o = P->objs[i];
+        if (o->kind == kind && o->id == id) {
+            h = sim_handle_of(o);
+            break;
+        }
+    }
+    sim_unlock();
+    return h;
 }
