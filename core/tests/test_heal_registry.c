@@ -328,11 +328,12 @@ static void test_entries_view_is_bounded(void **state) {
 /* A release records how many objects the entry has left (b of "released",
  * and 0 in "entry-retired" when the last one goes). */
 static uint64_t last_released_b = UINT64_MAX, last_retired_b = UINT64_MAX;
-static uint64_t last_registered_b = UINT64_MAX;
+static uint64_t last_registered_b = UINT64_MAX, first_created_b = UINT64_MAX;
 
 static void remember_b(const tph_trace_record *rec, void *ctx) {
     (void)ctx;
     if (strcmp(rec->event, "registered") == 0) last_registered_b = rec->b;
+    if (strcmp(rec->event, "entry-created") == 0 && first_created_b == UINT64_MAX) first_created_b = rec->b;
     if (strcmp(rec->event, "released") == 0) last_released_b = rec->b;
     if (strcmp(rec->event, "entry-retired") == 0) last_retired_b = rec->b;
 }
@@ -350,6 +351,8 @@ static void body_release_counts_what_is_left(void *ctx) {
         if (k > 0) TPH_CHECK_EQ(last_registered_b, (uint64_t)k + 1);
     }
     TPH_CHECK_EQ(tph_test_entry(b.key).objects, 3);
+    /* entry-created carries the entry's serial: a process numbers from 1 */
+    TPH_CHECK_EQ(first_created_b, 1);
     tph_registration_release(&r[0]);
     TPH_CHECK_EQ(last_released_b, 2);
     tph_registration_release(&r[1]);
