@@ -778,6 +778,72 @@ static void test_timer_stop_disarms_and_wait_waits(void **state) {
     run_controlled_seeds(body_stop_and_wait);
 }
 
+/* ---- due times at the edge of the 64-bit FILETIME; a cancel drops a queued tick ------ */
+
+static void body_due_time_bounds(void *ctx) {
+    calls c;
+    tph_timer *t;
+    tph_periodic *p;
+    const uint64_t max_ms = (uint64_t)INT64_MAX / 10000u; /* in 100 ns units, still positive */
+    (void)ctx;
+    memset(&c, 0, sizeof c);
+    TPH_CHECK_EQ(tph_timer_create(&t, timer_fn, &c, NULL), TPH_OK);
+    TPH_CHECK_EQ(tph_timer_set_after(t, max_ms + 1, 0), TPH_EINVAL);
+    TPH_CHECK_EQ(tph_timer_set_after(t, max_ms, 0), TPH_OK);
+    TPH_CHECK_EQ(tph_timer_set_at(t, (uint64_t)INT64_MAX + 1u, 0), TPH_EINVAL);
+    TPH_CHECK_EQ(tph_timer_set_at(t, (uint64_t)INT64_MAX, 0), TPH_OK);
+    TPH_CHECK_EQ(tph_timer_close(t), TPH_OK);
+    TPH_CHECK_EQ(tph_periodic_create(&p, 1000, periodic_fn, &c, NULL), TPH_OK);
+    TPH_CHECK_EQ(tph_periodic_start_after(p, max_ms + 1), TPH_EINVAL);
+    TPH_CHECK_EQ(tph_periodic_start_after(p, max_ms), TPH_OK);
+    TPH_CHECK_EQ(tph_periodic_close(p), TPH_OK);
+    TPH_CHECK_EQ(c.n, 0);
+}
+
+static void test_due_times_at_the_edge(void **state) {
+    (void)state;
+    tph_test_run_controlled(body_due_time_bounds, NULL, NULL, 1);
+}
+
+static void busy_until_open(tph_work *w, void *ctx) {
+    volatile uint32_t *open = (volatile uint32_t *)ctx;
+    (void)w;
+    while (!tph_os_load32(open)) tph_test_sleep(TPH_TEST_MS);
+}
+
+static void body_timer_cancel_drops_queued(void *ctx) {
+    calls c;
+    tph_timer *t;
+    tph_pool *pool;
+    tph_env env;
+    tph_work *busy;
+    volatile uint32_t open = 0;
+    (void)ctx;
+    memset(&c, 0, sizeof c);
+    TPH_CHECK_EQ(tph_pool_create(&pool), TPH_OK);
+    TPH_CHECK_EQ(tph_pool_set_thread_limits(pool, 1, 1), TPH_OK);
+    tph_env_init(&env);
+    TPH_CHECK_EQ(tph_env_set_pool(&env, pool), TPH_OK);
+    TPH_CHECK_EQ(tph_work_create(&busy, busy_until_open, (void *)&open, &env), TPH_OK);
+    TPH_CHECK_EQ(tph_work_submit(busy), TPH_OK);
+    TPH_CHECK_EQ(tph_timer_create(&t, timer_fn, &c, &env), TPH_OK);
+    TPH_CHECK_EQ(tph_timer_set_after(t, 10, 0), TPH_OK);
+    tph_test_sleep(50 * TPH_TEST_MS); /* the tick is queued behind the busy work */
+    TPH_CHECK_EQ(tph_timer_cancel_pending(t), TPH_OK);
+    tph_os_store32(&open, 1);
+    TPH_CHECK_EQ(tph_work_wait(busy), TPH_OK);
+    tph_test_sleep(100 * TPH_TEST_MS);
+    TPH_CHECK_EQ(c.n, 0);
+    TPH_CHECK_EQ(tph_timer_close(t), TPH_OK);
+    TPH_CHECK_EQ(tph_work_close(busy), TPH_OK);
+    TPH_CHECK_EQ(tph_pool_close(pool), TPH_OK);
+}
+
+static void test_timer_cancel_drops_a_queued_tick(void **state) {
+    (void)state;
+    run_controlled_seeds(body_timer_cancel_drops_queued);
+}
+
 /* ---- a work cancel_pending discharges the drain ------------------------------------ */
 
 static void work_fn(tph_work *w, void *ctx) {
@@ -848,6 +914,8 @@ int main(void) {
         cmocka_unit_test(test_wait_stop_refuses_arms_until_drained),
         cmocka_unit_test(test_arm_during_owner_drain_stays_owed),
         cmocka_unit_test(test_deferred_rearm_keeps_due_and_window),
+        cmocka_unit_test(test_due_times_at_the_edge),
+        cmocka_unit_test(test_timer_cancel_drops_a_queued_tick),
         cmocka_unit_test(test_timer_stop_disarms_and_wait_waits),
         cmocka_unit_test(test_close_refuses_arms_from_its_first_step),
         cmocka_unit_test(test_close_marks_before_its_disarm),

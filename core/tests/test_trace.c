@@ -99,8 +99,12 @@ static void body_time_and_fresh_numbering(void *ctx) {
     TPH_CHECK_EQ(tph_trace_snapshot(recs, 8, NULL), 1);
     TPH_CHECK_EQ(recs[0].seq, 0);
     TPH_CHECK_EQ(recs[0].a, 7);
+    /* Back to the default ring, holding records the next process must not
+     * see: its ring is this one, reused, so only the reset empties it. */
     tph_trace_set_capacity(0);
+    tph_trace_arm("*");
     TPH_TRACE("t", "e", 9, 10);
+    TPH_TRACE("t", "e", 11, 12);
 }
 
 static void test_record_time_and_fresh_numbering(void **state) {
@@ -153,8 +157,13 @@ static void body_dump(void *ctx) {
     TPH_CHECK(strstr(buf, " 104 7") != NULL && strstr(buf, " 100 7") == NULL);
     dump_after(4, buf, sizeof buf);
     TPH_CHECK(strstr(buf, "dropped") == NULL);
-    /* The smallest ring keeps the newest record. */
+    /* The smallest ring keeps the newest record, in the dump and the snapshot. */
     dump_ring_after(1, 3, buf, sizeof buf);
+    {
+        tph_trace_record one;
+        TPH_CHECK_EQ(tph_trace_snapshot(&one, 1, NULL), 1);
+        TPH_CHECK_EQ(one.a, 102);
+    }
     TPH_CHECK(strstr(buf, "# 2 earlier records dropped (ring capacity 1)\n") == buf);
     TPH_CHECK(strstr(buf, " 102 7") != NULL && strstr(buf, " 101 7") == NULL);
     dump_after(4, buf, sizeof buf);
@@ -196,6 +205,23 @@ static void body_filter(void *ctx) {
     TPH_CHECK_EQ(n, 2);
     TPH_CHECK_EQ(recs[0].a, 2);
     TPH_CHECK_EQ(recs[1].a, 3);
+    /* A one-letter part right after a comma is a part too. */
+    tph_trace_arm("x,t");
+    tph_trace_clear();
+    TPH_TRACE("t", "d", 4, 0);
+    TPH_TRACE("heal", "a", 5, 0);
+    n = tph_trace_snapshot(recs, 16, NULL);
+    TPH_CHECK_EQ(n, 1);
+    TPH_CHECK_EQ(recs[0].a, 4);
+    /* At most 16 parts: the rest are ignored (never written past the table). */
+    tph_trace_arm("p1,p2,p3,p4,p5,p6,p7,p8,p9,p10,p11,p12,p13,p14,p15,q16,r17,s18");
+    tph_trace_clear();
+    TPH_TRACE("q16", "e", 6, 0);
+    TPH_TRACE("r17", "e", 7, 0);
+    TPH_TRACE("s18", "e", 8, 0);
+    n = tph_trace_snapshot(recs, 16, NULL);
+    TPH_CHECK_EQ(n, 1);
+    TPH_CHECK_EQ(recs[0].a, 6);
     /* Everything. */
     tph_trace_arm("*");
     tph_trace_clear();

@@ -140,6 +140,7 @@ static const struct tph_test__zero_arg {
     {"healer-started", false, true},     {"repair-started", false, true},
     {"register-failed", false, true},    {"repair-submitted-inline", false, true},
     {"cancel-untracked", false, true},   {"stale-tick-dropped", false, true},
+    {"entry-retired", false, true}, /* retired only with no object left */
 };
 
 static inline void tph_test__check_shape(const tph_trace_record *rec) {
