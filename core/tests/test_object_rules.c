@@ -695,6 +695,7 @@ static void body_deferred_rearm_keeps_due_and_window(void *ctx) {
     TPH_CHECK(sim_object_stats_get((const void *)last_timer_handle, &st));
     TPH_CHECK(st.armed);
     TPH_CHECK_EQ(st.window_ms, 40);
+    TPH_CHECK_EQ(st.period_ms, 0); /* one-shot: never armed with a period */
     tph_test_sleep(TPH_TEST_SECOND);
     TPH_CHECK_EQ(r.n, 2);
     /* 500 ms after the arming call (made 0-10 ms into the first callback),
@@ -753,6 +754,11 @@ static void body_stop_and_wait(void *ctx) {
     TPH_CHECK_EQ(tph_timer_stop_and_drain(t), TPH_OK);
     tph_test_sleep(300 * TPH_TEST_MS);
     TPH_CHECK_EQ(c.n, 0);
+    TPH_CHECK(!tph_timer_is_set(t));
+    /* A plain disarm clears the native timer too (is_set asks the pool). */
+    TPH_CHECK_EQ(tph_timer_set_after(t, 100, 0), TPH_OK);
+    TPH_CHECK(tph_timer_is_set(t));
+    TPH_CHECK_EQ(tph_timer_disarm(t), TPH_OK);
     TPH_CHECK(!tph_timer_is_set(t));
     TPH_CHECK_EQ(tph_timer_close(t), TPH_OK);
     /* A wait's wait returns only after the callback running now. */
