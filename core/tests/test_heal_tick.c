@@ -162,11 +162,20 @@ static void test_cancel_during_tick_not_lost(void **state) {
 
 /* ---- overdue ---------------------------------------------------------------------- */
 
+/* b of the last "repair-overdue": the entry's episodes counted with it. */
+static uint64_t overdue_b = UINT64_MAX;
+
+static void note_overdue(const tph_trace_record *rec, void *ctx) {
+    (void)ctx;
+    if (strcmp(rec->event, "repair-overdue") == 0) overdue_b = rec->b;
+}
+
 static void body_overdue(void *ctx) {
     tph_test_blocker b;
     tph_registration r;
     int round;
     (void)ctx;
+    tph_test_chain_hook(note_overdue, NULL);
     TPH_CHECK(tph_test_blocker_start(&b));
     r = tph_register(b.key);
     TPH_CHECK(r.entry != NULL);
@@ -186,6 +195,7 @@ static void body_overdue(void *ctx) {
         tph_heal_tick();
         TPH_CHECK_EQ(tph_test_event_count("repair-overdue", b.key), (uint64_t)round);
         TPH_CHECK_EQ(tph_test_entry(b.key).overdue_episodes, (uint64_t)round);
+        TPH_CHECK_EQ(overdue_b, (uint64_t)round); /* the record names the episode */
         TPH_CHECK_EQ(tph_test_entry(b.key).outstanding, (uint64_t)round + 1);
         TPH_CHECK_EQ(tph_test_event_count("repair-submitted", b.key), (uint64_t)round + 1);
     }
@@ -200,6 +210,7 @@ static void body_overdue(void *ctx) {
     tph_registration_release(&r);
     tph_heal_tick();
     TPH_CHECK(!tph_heal_entry_get(b.key, NULL));
+    tph_test_chain_hook(NULL, NULL);
     tph_test_blocker_finish(&b);
 }
 

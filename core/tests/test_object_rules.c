@@ -738,6 +738,32 @@ static void waiter(void *arg) {
     tph_os_store32(&a->returned, 1);
 }
 
+static uint64_t timed_out_calls;
+
+static void reset_wait_fn(tph_wait *w, void *ctx, tph_wait_result r) {
+    (void)w;
+    ((calls *)ctx)->n++;
+    if (r == TPH_WAIT_TIMED_OUT) timed_out_calls++;
+}
+
+typedef struct timer_gate {
+    tph_timer *t;
+    volatile uint32_t open, entered, returned;
+} timer_gate;
+
+static void gated_timer_fn(tph_timer *t, void *ctx) {
+    timer_gate *g = (timer_gate *)ctx;
+    (void)t;
+    tph_os_store32(&g->entered, 1);
+    while (!tph_os_load32(&g->open)) tph_test_sleep(TPH_TEST_MS);
+}
+
+static void timer_waiter(void *arg) {
+    timer_gate *g = (timer_gate *)arg;
+    TPH_CHECK_EQ(tph_timer_wait(g->t), TPH_OK);
+    tph_os_store32(&g->returned, 1);
+}
+
 static void body_stop_and_wait(void *ctx) {
     calls c;
     gate_calls g;
@@ -776,7 +802,38 @@ static void body_stop_and_wait(void *ctx) {
     TPH_CHECK(tph_os_load32(&a.returned));
     TPH_CHECK_EQ(g.n, 1);
     TPH_CHECK_EQ(tph_wait_close(a.w), TPH_OK);
+    /* A reset event no longer satisfies a wait: armed with a timeout, the
+     * wait times out instead. */
+    TPH_CHECK_EQ(tph_event_reset(ev), TPH_OK);
+    {
+        calls rc;
+        tph_wait *w2;
+        memset(&rc, 0, sizeof rc);
+        timed_out_calls = 0;
+        TPH_CHECK_EQ(tph_wait_create(&w2, ev, reset_wait_fn, &rc, NULL), TPH_OK);
+        TPH_CHECK_EQ(tph_wait_arm(w2, 50), TPH_OK);
+        tph_test_sleep(200 * TPH_TEST_MS);
+        TPH_CHECK_EQ(rc.n, 1);
+        TPH_CHECK_EQ(timed_out_calls, 1);
+        TPH_CHECK_EQ(tph_wait_close(w2), TPH_OK);
+    }
     TPH_CHECK_EQ(tph_handle_close(ev), TPH_OK);
+    /* A timer's wait returns only after its callback running now. */
+    {
+        timer_gate tg;
+        rt_thread *th2;
+        memset(&tg, 0, sizeof tg);
+        TPH_CHECK_EQ(tph_timer_create(&tg.t, gated_timer_fn, &tg, NULL), TPH_OK);
+        TPH_CHECK_EQ(tph_timer_set_after(tg.t, 1, 0), TPH_OK);
+        while (!tph_os_load32(&tg.entered)) tph_test_sleep(TPH_TEST_MS);
+        th2 = tph_test_spawn("timer-waiter", timer_waiter, &tg);
+        tph_test_sleep(100 * TPH_TEST_MS);
+        TPH_CHECK(!tph_os_load32(&tg.returned));
+        tph_os_store32(&tg.open, 1);
+        rt_join(th2);
+        TPH_CHECK(tph_os_load32(&tg.returned));
+        TPH_CHECK_EQ(tph_timer_close(tg.t), TPH_OK);
+    }
 }
 
 static void test_timer_stop_disarms_and_wait_waits(void **state) {
@@ -803,6 +860,23 @@ static void body_due_time_bounds(void *ctx) {
     TPH_CHECK_EQ(tph_periodic_start_after(p, max_ms + 1), TPH_EINVAL);
     TPH_CHECK_EQ(tph_periodic_start_after(p, max_ms), TPH_OK);
     TPH_CHECK_EQ(tph_periodic_close(p), TPH_OK);
+    /* tph_periodic_start and _start_after ask for no window. */
+    {
+        sim_object_stats st;
+        tph_test_chain_hook(note_timer, NULL);
+        TPH_CHECK_EQ(tph_periodic_create(&p, 1000, periodic_fn, &c, NULL), TPH_OK);
+        TPH_CHECK_EQ(tph_periodic_start(p), TPH_OK);
+        memset(&st, 0, sizeof st);
+        TPH_CHECK(sim_object_stats_get((const void *)last_timer_handle, &st));
+        TPH_CHECK_EQ(st.window_ms, 0);
+        TPH_CHECK_EQ(st.period_ms, 1000);
+        TPH_CHECK_EQ(tph_periodic_start_after(p, 5), TPH_OK);
+        memset(&st, 0, sizeof st);
+        TPH_CHECK(sim_object_stats_get((const void *)last_timer_handle, &st));
+        TPH_CHECK_EQ(st.window_ms, 0);
+        TPH_CHECK_EQ(tph_periodic_close(p), TPH_OK);
+        tph_test_chain_hook(NULL, NULL);
+    }
     TPH_CHECK_EQ(c.n, 0);
 }
 
