@@ -258,6 +258,36 @@ static void test_failed_healer_start_closes_its_pool(void **state) {
     tph_test_run_both(body_failed_build_closes_its_pool, NULL, NULL, 2);
 }
 
+/* The healer counts as running from the moment it says it started: a
+ * cancellation arriving while a hook is parked on "healer-started" takes
+ * the fast path instead of waiting for the starter. */
+static void owe_one(void *arg) { (void)tph_owe_repair((tph_registration *)arg); }
+
+static void body_running_before_announced(void *ctx) {
+    tph_registration r1, r2;
+    rt_thread *t;
+    (void)ctx;
+    r1 = tph_register(0);
+    r2 = tph_register(0);
+    TPH_CHECK(r1.entry != NULL && r2.entry != NULL);
+    tph_test_hold("healer-started", TPH_TEST_ANY);
+    t = tph_test_spawn("starter", owe_one, &r1);
+    TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_heal_healer_running());
+    TPH_CHECK(tph_owe_repair(&r2)); /* does not wait for the parked starter */
+    TPH_CHECK_EQ(tph_test_held_now(), 1);
+    tph_test_release_hold();
+    rt_join(t);
+    TPH_CHECK_EQ(tph_test_event_count("healer-started", TPH_TEST_ANY), 1);
+    tph_registration_release(&r1);
+    tph_registration_release(&r2);
+}
+
+static void test_healer_running_before_it_is_announced(void **state) {
+    (void)state;
+    tph_test_run_both(body_running_before_announced, NULL, NULL, 3);
+}
+
 static void body_failure_not_cached(void *ctx) {
     tph_registration r;
     sim_fault f;
@@ -298,6 +328,7 @@ int main(void) {
         cmocka_unit_test(test_healer_is_lazy_and_shaped),
         cmocka_unit_test(test_healer_start_failure_not_cached),
         cmocka_unit_test(test_failed_healer_start_closes_its_pool),
+        cmocka_unit_test(test_healer_running_before_it_is_announced),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
