@@ -543,10 +543,61 @@ static void body_clock_read_before_publish(void *ctx) {
         if (cancel) TPH_CHECK(tph_test_entry(b.key).last_cancelled > before.last_cancelled);
         else TPH_CHECK(tph_test_entry(b.key).last_submitted > before.last_submitted);
     }
+    /* "cancelled" comes after the publish: held there, the stamp is in. */
+    {
+        tph_heal_entry_info before = tph_test_entry(b.key);
+        tph_test_sleep(TPH_TEST_TICK);
+        s.cancel = true;
+        tph_test_hold("cancelled", b.key);
+        t = tph_test_spawn("stamper", stamp_thread, &s);
+        TPH_CHECK(tph_test_wait_held(3, 10 * TPH_TEST_SECOND));
+        TPH_CHECK(tph_test_entry(b.key).last_cancelled > before.last_cancelled);
+        tph_test_release_hold();
+        rt_join(t);
+    }
     tph_test_blocker_open(&b);
     TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 1, 10 * TPH_TEST_SECOND));
     tph_registration_release(&r);
     tph_test_blocker_finish(&b);
+}
+
+/* "repair-submitted-inline" announces the submission, like an api record:
+ * held there (no healer: its pool cannot be made), nothing is submitted yet. */
+static void body_inline_record_first(void *ctx) {
+    tph_test_blocker b;
+    tph_registration r;
+    stamper s;
+    rt_thread *t;
+    sim_fault f;
+    (void)ctx;
+    TPH_CHECK(tph_test_blocker_start(&b));
+    r = tph_register(b.key);
+    TPH_CHECK(r.entry != NULL);
+    memset(&f, 0, sizeof f);
+    f.kind = SIM_FAULT_POOL_CREATE;
+    f.nth = 1;
+    f.from_nth_on = true;
+    sim_fault_arm(&f);
+    tph_test_sleep(TPH_TEST_TICK);
+    s.r = &r;
+    s.cancel = true;
+    tph_test_hold("repair-submitted-inline", b.key);
+    t = tph_test_spawn("canceller", stamp_thread, &s);
+    TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK_EQ(tph_test_entry(b.key).outstanding, 0);
+    TPH_CHECK_EQ(tph_test_entry(b.key).last_submitted, 0);
+    tph_test_release_hold();
+    rt_join(t);
+    TPH_CHECK_EQ(tph_test_entry(b.key).outstanding, 1);
+    tph_test_blocker_open(&b);
+    TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 1, 10 * TPH_TEST_SECOND));
+    tph_registration_release(&r);
+    tph_test_blocker_finish(&b);
+}
+
+static void test_inline_record_precedes_the_submission(void **state) {
+    (void)state;
+    tph_test_run_both(body_inline_record_first, NULL, NULL, 2);
 }
 
 static void test_clock_read_records_precede_the_publish(void **state) {
@@ -855,6 +906,7 @@ int main(void) {
         cmocka_unit_test(test_records_come_after_the_creation_lock),
         cmocka_unit_test(test_repair_work_is_an_ordinary_work_item),
         cmocka_unit_test(test_clock_read_records_precede_the_publish),
+        cmocka_unit_test(test_inline_record_precedes_the_submission),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
