@@ -358,6 +358,23 @@ static void test_process_reset_returns_to_env_arming(void **state) {
     assert_int_equal(tph_trace_on, 0);
 }
 
+/* A process that ends abruptly (here: ended with its hook still set, as a
+ * failed check or a fail-fast ends one) leaves the next one no hook: the
+ * gate is off again once the per-process reset ran. */
+static void body_end_with_hook(void *ctx) {
+    (void)ctx;
+    rt_end_process("ended with the hook set");
+}
+
+static void test_abrupt_end_leaves_no_hook(void **state) {
+    tph_test_outcome o;
+    (void)state;
+    if (getenv("TPHEAL_TRACE") != NULL) skip();
+    o = tph_test_run_controlled_outcome(body_end_with_hook, NULL, NULL, 1, NULL);
+    assert_true(o.ended);
+    assert_int_equal(tph_trace_on, 0);
+}
+
 /* Armed before main: a child started with TPHEAL_TRACE set reports armed on
  * its very first line of main. */
 static void test_armed_before_main(void **state) {
@@ -401,6 +418,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_order_after_wrap),
         cmocka_unit_test(test_record_time_and_fresh_numbering),
         cmocka_unit_test(test_unarmed_dump_is_empty),
+        cmocka_unit_test(test_abrupt_end_leaves_no_hook),
         cmocka_unit_test(test_dump_reports_dropped),
         cmocka_unit_test(test_filter),
         cmocka_unit_test(test_hook_runs_after_storing),
