@@ -643,8 +643,70 @@ static void body_wait_close_disarm_then_drain(void *ctx) {
     TPH_CHECK_EQ(tph_work_close(busy), TPH_OK);
     tph_test_sleep(TPH_TEST_SECOND);
     TPH_CHECK_EQ(x.after_close, 0);
+    /* And the callback queued while the close was parked ran, inside the
+     * close: drained, not dropped by CloseThreadpoolWait -- dropping a
+     * queued wait packet is the removal that severs a cold pool. */
+    TPH_CHECK_EQ(x.ran, 1);
     TPH_CHECK_EQ(tph_handle_close(ev), TPH_OK);
     TPH_CHECK_EQ(tph_pool_close(pool), TPH_OK);
+}
+
+/* The same for a one-shot timer: a tick queued while the close is parked at
+ * its disarm is drained by the close, before the timer's memory goes (drained
+ * first, the tick would reach the trampoline after the free: the sim reports
+ * a callback into freed memory). */
+typedef struct timer_close_race {
+    tph_timer *t;
+    volatile uint32_t pool_open;
+} timer_close_race;
+
+static void timer_busy_fn(tph_work *w, void *ctx) {
+    timer_close_race *x = (timer_close_race *)ctx;
+    (void)w;
+    while (!tph_os_load32(&x->pool_open)) tph_test_sleep(TPH_TEST_MS);
+}
+
+static void timer_race_closer(void *arg) {
+    timer_close_race *x = (timer_close_race *)arg;
+    TPH_CHECK_EQ(tph_timer_close(x->t), TPH_OK);
+}
+
+static void body_timer_close_disarm_then_drain(void *ctx) {
+    timer_close_race x;
+    calls c;
+    tph_pool *pool;
+    tph_env env;
+    tph_work *busy;
+    rt_thread *t;
+    (void)ctx;
+    memset(&x, 0, sizeof x);
+    memset(&c, 0, sizeof c);
+    TPH_CHECK_EQ(tph_pool_create(&pool), TPH_OK);
+    TPH_CHECK_EQ(tph_pool_set_thread_limits(pool, 1, 1), TPH_OK);
+    tph_env_init(&env);
+    TPH_CHECK_EQ(tph_env_set_pool(&env, pool), TPH_OK);
+    TPH_CHECK_EQ(tph_work_create(&busy, timer_busy_fn, &x, &env), TPH_OK);
+    TPH_CHECK_EQ(tph_work_submit(busy), TPH_OK);
+    TPH_CHECK_EQ(tph_timer_create(&x.t, timer_fn, &c, &env), TPH_OK);
+    TPH_CHECK_EQ(tph_timer_set_after(x.t, 5, 0), TPH_OK);
+    tph_test_hold_first("SetThreadpoolTimer", TPH_TEST_ANY);
+    t = tph_test_spawn("closer", timer_race_closer, &x);
+    TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
+    tph_test_sleep(20 * TPH_TEST_MS); /* the tick fires and queues behind the busy work */
+    tph_test_release_hold();
+    tph_test_sleep(100 * TPH_TEST_MS);
+    tph_os_store32(&x.pool_open, 1);
+    rt_join(t);
+    TPH_CHECK_EQ(tph_work_wait(busy), TPH_OK);
+    TPH_CHECK_EQ(tph_work_close(busy), TPH_OK);
+    tph_test_sleep(TPH_TEST_SECOND);
+    TPH_CHECK_EQ(c.n, 0); /* the disarm's promise: the queued tick never reaches the user */
+    TPH_CHECK_EQ(tph_pool_close(pool), TPH_OK);
+}
+
+static void test_timer_close_disarms_before_draining(void **state) {
+    (void)state;
+    run_controlled_seeds(body_timer_close_disarm_then_drain);
 }
 
 static void test_wait_close_disarms_before_draining(void **state) {
@@ -1001,6 +1063,7 @@ int main(void) {
         cmocka_unit_test(test_close_marks_before_its_disarm),
         cmocka_unit_test(test_periodic_stop_marks_before_its_disarm),
         cmocka_unit_test(test_wait_close_disarms_before_draining),
+        cmocka_unit_test(test_timer_close_disarms_before_draining),
         cmocka_unit_test(test_work_cancel_discharges_drain),
         cmocka_unit_test(test_periodic_wait_discharges_drain),
     };
