@@ -578,6 +578,40 @@ static void test_close_marks_before_its_disarm(void **state) {
 
 /* ---- a wait's close disarms before it drains -------------------------------------- */
 
+/* A private pool of one thread kept busy until opened: a callback queued on
+ * it cannot run early, so a test decides when queued work runs. */
+typedef struct busy_pool {
+    tph_pool *pool;
+    tph_env env;
+    tph_work *busy;
+    volatile uint32_t open;
+} busy_pool;
+
+static void busy_pool_fn(tph_work *w, void *ctx) {
+    busy_pool *b = (busy_pool *)ctx;
+    (void)w;
+    while (!tph_os_load32(&b->open)) tph_test_sleep(TPH_TEST_MS);
+}
+
+static void busy_pool_begin(busy_pool *b) {
+    memset(b, 0, sizeof *b);
+    TPH_CHECK_EQ(tph_pool_create(&b->pool), TPH_OK);
+    TPH_CHECK_EQ(tph_pool_set_thread_limits(b->pool, 1, 1), TPH_OK);
+    tph_env_init(&b->env);
+    TPH_CHECK_EQ(tph_env_set_pool(&b->env, b->pool), TPH_OK);
+    TPH_CHECK_EQ(tph_work_create(&b->busy, busy_pool_fn, b, &b->env), TPH_OK);
+    TPH_CHECK_EQ(tph_work_submit(b->busy), TPH_OK);
+}
+
+static void busy_pool_open(busy_pool *b) { tph_os_store32(&b->open, 1); }
+
+static void busy_pool_end(busy_pool *b) {
+    busy_pool_open(b);
+    TPH_CHECK_EQ(tph_work_wait(b->busy), TPH_OK);
+    TPH_CHECK_EQ(tph_work_close(b->busy), TPH_OK);
+    TPH_CHECK_EQ(tph_pool_close(b->pool), TPH_OK);
+}
+
 /* Disarm, then drain: a signal landing during the close either finds the
  * wait disarmed or queues a callback the drain then waits for.  Drained
  * first and disarmed after, a signal in between queues a callback that runs
@@ -586,7 +620,6 @@ static void test_close_marks_before_its_disarm(void **state) {
  * run early; the closer is parked at its disarm while the event is set. */
 typedef struct close_race {
     tph_wait *w;
-    volatile uint32_t pool_open;
     volatile uint32_t close_returned;
     volatile uint32_t ran, after_close;
 } close_race;
@@ -599,12 +632,6 @@ static void race_wait_fn(tph_wait *w, void *ctx, tph_wait_result r) {
     if (tph_os_load32(&x->close_returned)) tph_os_fetch_add32(&x->after_close, 1);
 }
 
-static void busy_fn(tph_work *w, void *ctx) {
-    close_race *x = (close_race *)ctx;
-    (void)w;
-    while (!tph_os_load32(&x->pool_open)) tph_test_sleep(TPH_TEST_MS);
-}
-
 static void race_closer(void *arg) {
     close_race *x = (close_race *)arg;
     TPH_CHECK_EQ(tph_wait_close(x->w), TPH_OK);
@@ -613,21 +640,14 @@ static void race_closer(void *arg) {
 
 static void body_wait_close_disarm_then_drain(void *ctx) {
     close_race x;
+    busy_pool b;
     tph_handle *ev = NULL;
-    tph_pool *pool;
-    tph_env env;
-    tph_work *busy;
     rt_thread *t;
     (void)ctx;
     memset(&x, 0, sizeof x);
-    TPH_CHECK_EQ(tph_pool_create(&pool), TPH_OK);
-    TPH_CHECK_EQ(tph_pool_set_thread_limits(pool, 1, 1), TPH_OK);
-    tph_env_init(&env);
-    TPH_CHECK_EQ(tph_env_set_pool(&env, pool), TPH_OK);
-    TPH_CHECK_EQ(tph_work_create(&busy, busy_fn, &x, &env), TPH_OK);
-    TPH_CHECK_EQ(tph_work_submit(busy), TPH_OK);
+    busy_pool_begin(&b);
     TPH_CHECK_EQ(tph_event_create(&ev, true, false), TPH_OK);
-    TPH_CHECK_EQ(tph_wait_create(&x.w, ev, race_wait_fn, &x, &env), TPH_OK);
+    TPH_CHECK_EQ(tph_wait_create(&x.w, ev, race_wait_fn, &x, &b.env), TPH_OK);
     TPH_CHECK_EQ(tph_wait_arm(x.w, TPH_WAIT_FOREVER), TPH_OK);
     tph_test_hold_first("SetThreadpoolWait", TPH_TEST_ANY);
     t = tph_test_spawn("closer", race_closer, &x);
@@ -637,10 +657,8 @@ static void body_wait_close_disarm_then_drain(void *ctx) {
     tph_test_release_hold();
     /* Time for a close that no longer waits to return. */
     tph_test_sleep(100 * TPH_TEST_MS);
-    tph_os_store32(&x.pool_open, 1);
+    busy_pool_open(&b);
     rt_join(t);
-    TPH_CHECK_EQ(tph_work_wait(busy), TPH_OK);
-    TPH_CHECK_EQ(tph_work_close(busy), TPH_OK);
     tph_test_sleep(TPH_TEST_SECOND);
     TPH_CHECK_EQ(x.after_close, 0);
     /* And the callback queued while the close was parked ran, inside the
@@ -648,60 +666,36 @@ static void body_wait_close_disarm_then_drain(void *ctx) {
      * queued wait packet is the removal that severs a cold pool. */
     TPH_CHECK_EQ(x.ran, 1);
     TPH_CHECK_EQ(tph_handle_close(ev), TPH_OK);
-    TPH_CHECK_EQ(tph_pool_close(pool), TPH_OK);
+    busy_pool_end(&b);
 }
 
 /* The same for a one-shot timer: a tick queued while the close is parked at
  * its disarm is drained by the close, before the timer's memory goes (drained
  * first, the tick would reach the trampoline after the free: the sim reports
  * a callback into freed memory). */
-typedef struct timer_close_race {
-    tph_timer *t;
-    volatile uint32_t pool_open;
-} timer_close_race;
-
-static void timer_busy_fn(tph_work *w, void *ctx) {
-    timer_close_race *x = (timer_close_race *)ctx;
-    (void)w;
-    while (!tph_os_load32(&x->pool_open)) tph_test_sleep(TPH_TEST_MS);
-}
-
-static void timer_race_closer(void *arg) {
-    timer_close_race *x = (timer_close_race *)arg;
-    TPH_CHECK_EQ(tph_timer_close(x->t), TPH_OK);
-}
+static void closes_timer(void *arg) { TPH_CHECK_EQ(tph_timer_close((tph_timer *)arg), TPH_OK); }
 
 static void body_timer_close_disarm_then_drain(void *ctx) {
-    timer_close_race x;
     calls c;
-    tph_pool *pool;
-    tph_env env;
-    tph_work *busy;
+    busy_pool b;
+    tph_timer *tm;
     rt_thread *t;
     (void)ctx;
-    memset(&x, 0, sizeof x);
     memset(&c, 0, sizeof c);
-    TPH_CHECK_EQ(tph_pool_create(&pool), TPH_OK);
-    TPH_CHECK_EQ(tph_pool_set_thread_limits(pool, 1, 1), TPH_OK);
-    tph_env_init(&env);
-    TPH_CHECK_EQ(tph_env_set_pool(&env, pool), TPH_OK);
-    TPH_CHECK_EQ(tph_work_create(&busy, timer_busy_fn, &x, &env), TPH_OK);
-    TPH_CHECK_EQ(tph_work_submit(busy), TPH_OK);
-    TPH_CHECK_EQ(tph_timer_create(&x.t, timer_fn, &c, &env), TPH_OK);
-    TPH_CHECK_EQ(tph_timer_set_after(x.t, 5, 0), TPH_OK);
+    busy_pool_begin(&b);
+    TPH_CHECK_EQ(tph_timer_create(&tm, timer_fn, &c, &b.env), TPH_OK);
+    TPH_CHECK_EQ(tph_timer_set_after(tm, 5, 0), TPH_OK);
     tph_test_hold_first("SetThreadpoolTimer", TPH_TEST_ANY);
-    t = tph_test_spawn("closer", timer_race_closer, &x);
+    t = tph_test_spawn("closer", closes_timer, tm);
     TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
     tph_test_sleep(20 * TPH_TEST_MS); /* the tick fires and queues behind the busy work */
     tph_test_release_hold();
     tph_test_sleep(100 * TPH_TEST_MS);
-    tph_os_store32(&x.pool_open, 1);
+    busy_pool_open(&b);
     rt_join(t);
-    TPH_CHECK_EQ(tph_work_wait(busy), TPH_OK);
-    TPH_CHECK_EQ(tph_work_close(busy), TPH_OK);
     tph_test_sleep(TPH_TEST_SECOND);
     TPH_CHECK_EQ(c.n, 0); /* the disarm's promise: the queued tick never reaches the user */
-    TPH_CHECK_EQ(tph_pool_close(pool), TPH_OK);
+    busy_pool_end(&b);
 }
 
 static void test_timer_close_disarms_before_draining(void **state) {
@@ -947,38 +941,22 @@ static void test_due_times_at_the_edge(void **state) {
     tph_test_run_controlled(body_due_time_bounds, NULL, NULL, 1);
 }
 
-static void busy_until_open(tph_work *w, void *ctx) {
-    volatile uint32_t *open = (volatile uint32_t *)ctx;
-    (void)w;
-    while (!tph_os_load32(open)) tph_test_sleep(TPH_TEST_MS);
-}
-
 static void body_timer_cancel_drops_queued(void *ctx) {
     calls c;
     tph_timer *t;
-    tph_pool *pool;
-    tph_env env;
-    tph_work *busy;
-    volatile uint32_t open = 0;
+    busy_pool b;
     (void)ctx;
     memset(&c, 0, sizeof c);
-    TPH_CHECK_EQ(tph_pool_create(&pool), TPH_OK);
-    TPH_CHECK_EQ(tph_pool_set_thread_limits(pool, 1, 1), TPH_OK);
-    tph_env_init(&env);
-    TPH_CHECK_EQ(tph_env_set_pool(&env, pool), TPH_OK);
-    TPH_CHECK_EQ(tph_work_create(&busy, busy_until_open, (void *)&open, &env), TPH_OK);
-    TPH_CHECK_EQ(tph_work_submit(busy), TPH_OK);
-    TPH_CHECK_EQ(tph_timer_create(&t, timer_fn, &c, &env), TPH_OK);
+    busy_pool_begin(&b);
+    TPH_CHECK_EQ(tph_timer_create(&t, timer_fn, &c, &b.env), TPH_OK);
     TPH_CHECK_EQ(tph_timer_set_after(t, 10, 0), TPH_OK);
     tph_test_sleep(50 * TPH_TEST_MS); /* the tick is queued behind the busy work */
     TPH_CHECK_EQ(tph_timer_cancel_pending(t), TPH_OK);
-    tph_os_store32(&open, 1);
-    TPH_CHECK_EQ(tph_work_wait(busy), TPH_OK);
+    busy_pool_open(&b);
     tph_test_sleep(100 * TPH_TEST_MS);
     TPH_CHECK_EQ(c.n, 0);
     TPH_CHECK_EQ(tph_timer_close(t), TPH_OK);
-    TPH_CHECK_EQ(tph_work_close(busy), TPH_OK);
-    TPH_CHECK_EQ(tph_pool_close(pool), TPH_OK);
+    busy_pool_end(&b);
 }
 
 static void test_timer_cancel_drops_a_queued_tick(void **state) {
