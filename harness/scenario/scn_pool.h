@@ -75,8 +75,9 @@ bool scn_pool_object_counts_get(const void *os, scn_pool_object_counts *out);
  * pool has no such report), at most `max` lines appended to out. */
 void scn_pool_misuse_text(scn_text *out, size_t max);
 /* The announcement rule (harness/sim/sim_announce.c): the runner's trace hook
- * hands each `api` record over, and a native call not announced by its
- * record is misuse.  The real pool cannot tell: no-ops there. */
+ * hands every record over, and a native call not announced by its `api`
+ * record (or a record never followed by its call) is misuse.  The real pool
+ * cannot tell: no-ops there. */
 void scn_pool_announce_check(bool on);
 void scn_pool_announce_note(const char *target, const char *event, uint64_t a, uint64_t b);
 

@@ -200,8 +200,8 @@ typedef struct sim_object_stats {
 } sim_object_stats;
 
 bool sim_object_stats_get(const void *handle, sim_object_stats *out);
-/* The handle of the object of `kind` with per-kind id `id` (creation order,
- * as in "work#1"), or NULL: for tests that must look at an object the core
+/* The handle of the object of `kind` with per-kind id `id` (creation order
+ * from 1, as in "work#1"; the default pool is pool#0), or NULL: for tests that must look at an object the core
  * made without handing it out (the registry's repair work). */
 void *sim_object_handle(sim_object_kind kind, uint32_t id);
 
@@ -223,10 +223,12 @@ int sim_misuse_format(const sim_misuse *, char *buf, size_t size);
 
 /* The announcement rule (sim_announce.c): each native call must follow, on
  * its thread, the core's `api/<call>` trace record naming its object and
- * argument, with no other record of that thread in between; anything else is
- * misuse ("not announced: ...").  A harness trace hook feeds every record in; checking is on from sim_announce_check(true)
- * (runners turn it on when their hook sees every record; a test that narrows
- * the trace filter turns it off) until the next sim_announce_check. */
+ * argument, with no other record of that thread in between, and each such
+ * record must be followed by its call; anything else is misuse ("not
+ * announced: ...", "announced but never called").  A harness trace hook
+ * feeds every record in.  Checking is on from sim_announce_check(true)
+ * (runners turn it on when their hook sees every record) until
+ * sim_announce_check(false). */
 void sim_announce_check(bool on);
 void sim_announce_note(const char *target, const char *event, uint64_t a, uint64_t b);
 

@@ -16,7 +16,8 @@
  * so schedules are unchanged); each announced seam function asks
  * sim_expect_announced, under the model lock, and a missing or different
  * record is reported as misuse.  The slot is consumed by the call, so one
- * record announces one call. */
+ * record announces one call; a record still pending when the thread records
+ * anything else (or when checking ends) announced a call never made. */
 #include <string.h>
 
 #include "sim_model.h"
@@ -35,8 +36,6 @@ static slot slots[SLOTS];
  * process's daemon threads (healer, workers) may still run: a non-yielding
  * atomic, like the core's trace gate, so checking moves no schedule. */
 static volatile uint32_t checking;
-
-
 
 /* From the hook, outside the model lock: taken here, on the failure path
  * only, so a run that keeps the rule has the same schedule as before. */
