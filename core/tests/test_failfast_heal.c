@@ -82,17 +82,10 @@ static void noop_wait(tph_wait *w, void *ctx, tph_wait_result r) {
 
 /* A cancellation whose pool can never be registered. */
 static void body_untracked(void *ctx) {
-    sim_fault f;
     tph_handle *ev = NULL;
     tph_wait *w = NULL;
     (void)ctx;
-    memset(&f, 0, sizeof f);
-    f.kind = SIM_FAULT_WORK_CREATE;
-    f.nth = 1;
-    f.from_nth_on = true;
-    f.match_pool = true;
-    f.pool_key = 0;
-    sim_fault_arm(&f);
+    tph_test_fail_call_on_pool(SIM_FAULT_WORK_CREATE, 1, true, 0);
     TPH_CHECK(tph_event_create(&ev, true, false) == TPH_OK);
     /* Creating the wait still succeeds: registration is best effort. */
     TPH_CHECK(tph_wait_create(&w, ev, noop_wait, NULL, NULL) == TPH_OK);
@@ -161,14 +154,7 @@ static void group_release_body(bool untracked) {
     int i;
     TPH_CHECK(tph_pool_create(&pool) == TPH_OK);
     if (untracked) {
-        sim_fault f;
-        memset(&f, 0, sizeof f);
-        f.kind = SIM_FAULT_WORK_CREATE;
-        f.nth = 1;
-        f.from_nth_on = true;
-        f.match_pool = true;
-        f.pool_key = tph_pool_key(pool);
-        sim_fault_arm(&f);
+        tph_test_fail_call_on_pool(SIM_FAULT_WORK_CREATE, 1, true, tph_pool_key(pool));
         g_want_a = tph_pool_key(pool);
     }
     TPH_CHECK(tph_group_create(&g, NULL) == TPH_OK);

@@ -199,7 +199,6 @@ static void gu_body(void *ctx) {
     tph_env env;
     tph_handle *ev;
     tph_wait *w;
-    sim_fault f;
     (void)ctx;
     memset(&gu, 0, sizeof gu);
     TPH_CHECK_EQ(tph_pool_create(&p), TPH_OK);
@@ -209,13 +208,7 @@ static void gu_body(void *ctx) {
     tph_env_set_group(&env, g);
     TPH_CHECK_EQ(tph_event_create(&ev, true, false), TPH_OK);
     /* Every repair work on this pool fails: it can never be registered. */
-    memset(&f, 0, sizeof f);
-    f.kind = SIM_FAULT_WORK_CREATE;
-    f.nth = 1;
-    f.from_nth_on = true;
-    f.match_pool = true;
-    f.pool_key = tph_pool_key(p);
-    sim_fault_arm(&f);
+    tph_test_fail_call_on_pool(SIM_FAULT_WORK_CREATE, 1, true, tph_pool_key(p));
     gu.blocks_after_members = sim_core_blocks_live();
     TPH_CHECK_EQ(tph_wait_create(&w, ev, wait_fn, &wait_calls, &env), TPH_OK);
     TPH_CHECK_EQ(tph_wait_arm(w, TPH_WAIT_FOREVER), TPH_OK);

@@ -84,12 +84,7 @@ static void body_heal_end_to_end(void *ctx) {
     memset(&dropped, 0, sizeof dropped);
     memset(&after, 0, sizeof after);
     if (ec->healer_unavailable) {
-        sim_fault f;
-        memset(&f, 0, sizeof f);
-        f.kind = SIM_FAULT_POOL_CREATE;
-        f.nth = 1;
-        f.from_nth_on = true;
-        sim_fault_arm(&f);
+        tph_test_fail_call(SIM_FAULT_POOL_CREATE, 1, true);
     }
     TPH_CHECK(tph_event_create(&ev, true, true) == TPH_OK);
     tph_test_sleep(TPH_TEST_TICK);
@@ -230,17 +225,13 @@ static void test_healer_is_lazy_and_shaped(void **state) {
  * made first, its timer second; here the timer's creation fails). */
 static void body_failed_build_closes_its_pool(void *ctx) {
     tph_registration r;
-    sim_fault f;
     sim_pool_stats s;
     uint64_t blocks;
     (void)ctx;
     r = tph_register(0);
     TPH_CHECK(r.entry != NULL);
     blocks = sim_core_blocks_live();
-    memset(&f, 0, sizeof f);
-    f.kind = SIM_FAULT_TIMER_CREATE;
-    f.nth = 1;
-    sim_fault_arm(&f);
+    tph_test_fail_call(SIM_FAULT_TIMER_CREATE, 1, false);
     tph_test_sleep(TPH_TEST_TICK);
     TPH_CHECK(tph_owe_repair(&r)); /* repaired inline */
     TPH_CHECK(!tph_heal_healer_running());
@@ -290,15 +281,11 @@ static void test_healer_running_before_it_is_announced(void **state) {
 
 static void body_failure_not_cached(void *ctx) {
     tph_registration r;
-    sim_fault f;
     tph_heal_entry_info info;
     (void)ctx;
     r = tph_register(0);
     TPH_CHECK(r.entry != NULL);
-    memset(&f, 0, sizeof f);
-    f.kind = SIM_FAULT_POOL_CREATE;
-    f.nth = 1; /* only the first pool creation fails */
-    sim_fault_arm(&f);
+    tph_test_fail_call(SIM_FAULT_POOL_CREATE, 1, false); /* only the first pool creation fails */
     tph_test_sleep(TPH_TEST_TICK);
     TPH_CHECK(tph_owe_repair(&r)); /* still tracked: repaired inline */
     TPH_CHECK(!tph_heal_healer_running());

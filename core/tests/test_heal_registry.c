@@ -451,13 +451,7 @@ static void body_records_after_creation_lock(void *ctx) {
         TPH_CHECK(tph_test_blocker_start(&b[1]));
         one.key = b[0].key;
         if (failing) {
-            sim_fault f;
-            memset(&f, 0, sizeof f);
-            f.kind = SIM_FAULT_WORK_CREATE;
-            f.nth = 1;
-            f.match_pool = true;
-            f.pool_key = b[0].key;
-            sim_fault_arm(&f);
+            tph_test_fail_call_on_pool(SIM_FAULT_WORK_CREATE, 1, false, b[0].key);
         }
         tph_test_hold(failing ? "register-failed" : "entry-created", b[0].key);
         t = tph_test_spawn("first", registerer, &one);
@@ -568,16 +562,11 @@ static void body_inline_record_first(void *ctx) {
     tph_registration r;
     stamper s;
     rt_thread *t;
-    sim_fault f;
     (void)ctx;
     TPH_CHECK(tph_test_blocker_start(&b));
     r = tph_register(b.key);
     TPH_CHECK(r.entry != NULL);
-    memset(&f, 0, sizeof f);
-    f.kind = SIM_FAULT_POOL_CREATE;
-    f.nth = 1;
-    f.from_nth_on = true;
-    sim_fault_arm(&f);
+    tph_test_fail_call(SIM_FAULT_POOL_CREATE, 1, true);
     tph_test_sleep(TPH_TEST_TICK);
     s.r = &r;
     s.cancel = true;
@@ -608,14 +597,7 @@ static void test_clock_read_records_precede_the_publish(void **state) {
 /* ---- best effort, and the retry at cancellation --------------------------- */
 
 static void fail_work_create_for(uintptr_t key, bool from_nth_on) {
-    sim_fault f;
-    memset(&f, 0, sizeof f);
-    f.kind = SIM_FAULT_WORK_CREATE;
-    f.nth = 1;
-    f.from_nth_on = from_nth_on;
-    f.match_pool = true;
-    f.pool_key = key;
-    sim_fault_arm(&f);
+    tph_test_fail_call_on_pool(SIM_FAULT_WORK_CREATE, 1, from_nth_on, key);
 }
 
 static void body_reregister_at_cancel(void *ctx) {

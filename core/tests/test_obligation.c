@@ -51,14 +51,7 @@ static void nop_wait(tph_wait *w, void *c, tph_wait_result r) {
 /* Every repair-work create on `pool` fails from now on: the pool can never be
  * registered, so a cancellation on it is left untracked. */
 static void fail_registration_of(tph_pool *pool) {
-    sim_fault f;
-    memset(&f, 0, sizeof f);
-    f.kind = SIM_FAULT_WORK_CREATE;
-    f.nth = 1;
-    f.from_nth_on = true;
-    f.match_pool = true;
-    f.pool_key = tph_pool_key(pool);
-    sim_fault_arm(&f);
+    tph_test_fail_call_on_pool(SIM_FAULT_WORK_CREATE, 1, true, tph_pool_key(pool));
 }
 
 static void group_untracked_body(void *ctx) {

@@ -86,6 +86,33 @@ static inline void tph_test__fail_u64(const char *file, int line, const char *wh
 #define TPH_CHECK_TRUE(x) TPH_CHECK(x)
 #define TPH_CHECK_FALSE(x) TPH_CHECK(!(x))
 
+/* ---- faults ------------------------------------------------------------------- */
+
+/* Arms the sim's fault of `kind`: its Nth call fails, or every call from the
+ * Nth on when `from_nth_on`. */
+static inline void tph_test_fail_call(sim_fault_kind kind, uint64_t nth, bool from_nth_on) {
+    sim_fault f;
+    memset(&f, 0, sizeof f);
+    f.kind = kind;
+    f.nth = nth;
+    f.from_nth_on = from_nth_on;
+    sim_fault_arm(&f);
+}
+
+/* The same, counting only calls on the pool keyed `pool_key` (0: the default
+ * pool). */
+static inline void tph_test_fail_call_on_pool(sim_fault_kind kind, uint64_t nth, bool from_nth_on,
+                                              uintptr_t pool_key) {
+    sim_fault f;
+    memset(&f, 0, sizeof f);
+    f.kind = kind;
+    f.nth = nth;
+    f.from_nth_on = from_nth_on;
+    f.match_pool = true;
+    f.pool_key = pool_key;
+    sim_fault_arm(&f);
+}
+
 /* ---- trace observation and holds ------------------------------------------ */
 
 #define TPH_TEST_ANY ((uint64_t)-1) /* matches any value of a record's `a` */
