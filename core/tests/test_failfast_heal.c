@@ -230,9 +230,6 @@ int main(void) {
 
 /* Built without the registry: nothing here applies (test_heal_registry.c
  * checks what the off build does promise). */
-int main(void) {
-    printf("skipped: built without TPHEAL_SELF_HEAL\n");
-    return 0;
-}
+TPH_TEST_MAIN_WITHOUT_SELF_HEAL()
 
 #endif

@@ -267,9 +267,6 @@ int main(void) {
 
 #else /* !TPHEAL_SELF_HEAL */
 
-int main(void) {
-    printf("skipped: built without TPHEAL_SELF_HEAL\n");
-    return 0;
-}
+TPH_TEST_MAIN_WITHOUT_SELF_HEAL()
 
 #endif
