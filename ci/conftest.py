@@ -4,6 +4,7 @@ time bound whose whole process tree is killed on expiry -- on POSIX and on
 Windows (the MSVC and MSYS2 jobs run this driver too)."""
 import os
 import pathlib
+import shutil
 import signal
 import subprocess
 
@@ -69,3 +70,18 @@ def builddir():
     if not (d / "CMakeCache.txt").exists():
         pytest.fail(f"no build in {d}: run `make test` (it builds first)")
     return d
+
+
+def git(cwd, *args):
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout
+
+
+def committed_copy(source: pathlib.Path, dest: pathlib.Path) -> pathlib.Path:
+    """A copy of the fixture project `source` at `dest`, as a git repository
+    with everything committed (the sweep and the mutant runner read tracked
+    files only)."""
+    shutil.copytree(source, dest)
+    git(dest, "init", "-q")
+    git(dest, "add", "-A")
+    git(dest, "-c", "user.email=fixture@test", "-c", "user.name=fixture", "commit", "-qm", "fixture")
+    return dest

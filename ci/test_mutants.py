@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import committed_copy, git
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 SAB = REPO / "ci" / "sabotage"
@@ -220,18 +221,9 @@ def test_glob_is_per_path_component():
 
 
 # ------------------------------------------------------------ fixture runs
-def git(cwd, *args):
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout
-
-
 @pytest.fixture(scope="module")
 def fx(tmp_path_factory):
-    d = tmp_path_factory.mktemp("mutfixture") / "repo"
-    shutil.copytree(FIXTURE, d)
-    git(d, "init", "-q")
-    git(d, "add", "-A")
-    git(d, "-c", "user.email=m@test", "-c", "user.name=m", "commit", "-qm", "fixture")
-    return d
+    return committed_copy(FIXTURE, tmp_path_factory.mktemp("mutfixture") / "repo")
 
 
 def run_mutants(fx, tmp, *args):

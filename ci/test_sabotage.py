@@ -15,6 +15,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import committed_copy, git
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 SAB = REPO / "ci" / "sabotage"
@@ -25,10 +26,6 @@ import sweep  # noqa: E402
 
 FIXTURE = SAB / "tests_fixture"
 PY = sys.executable
-
-
-def git(cwd, *args):
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout
 
 
 def tree_state(path):
@@ -61,12 +58,7 @@ def npm_packages():
 
 @pytest.fixture(scope="module")
 def fx(tmp_path_factory):
-    d = tmp_path_factory.mktemp("fixture") / "repo"
-    shutil.copytree(FIXTURE, d)
-    git(d, "init", "-q")
-    git(d, "add", "-A")
-    git(d, "-c", "user.email=sweep@test", "-c", "user.name=sweep", "commit", "-qm", "fixture")
-    return d
+    return committed_copy(FIXTURE, tmp_path_factory.mktemp("fixture") / "repo")
 
 
 @pytest.fixture(scope="module")
