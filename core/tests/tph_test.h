@@ -323,8 +323,6 @@ static inline void tph_test_quiet(uint64_t duration) {
     tph_test_sleep(duration);
 }
 
-static inline bool tph_test_native(void) { return tph_test__on_native; }
-
 /* A thread for a body to fan out to. */
 static inline rt_thread *tph_test_spawn(const char *name, rt_thread_fn fn, void *arg) {
     return rt_spawn(name, fn, arg, false);

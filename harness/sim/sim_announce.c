@@ -79,24 +79,21 @@ uintptr_t sim_pool_key_of(const sim_obj *pool) {
     return pool == NULL || pool->is_default ? 0 : (uintptr_t)sim_handle_of(pool);
 }
 
-void sim_expect_announced(const char *call, const sim_obj *o, uintptr_t a1, uintptr_t a2,
-                          uint64_t b) {
+void sim_expect_announced(const char *call, uintptr_t a1, uintptr_t a2, uint64_t b) {
     uint32_t id = rt_thread_id();
+    const char *problem = NULL;
     slot *s;
     if (!tph_os_gate_load32(&checking) || id >= SLOTS) return;
     s = &slots[id];
     if (!s->pending || s->thread != id)
-        sim_report_misuse(call, o, o ? o->kind : SIM_OBJ_POOL,
-                          "not announced: no api/ trace record just before the call");
+        problem = "not announced: no api/ trace record just before the call";
     else if (strcmp(s->event, call) != 0)
-        sim_report_misuse(call, o, o ? o->kind : SIM_OBJ_POOL,
-                          "not announced: the api/ record just before it names another call");
+        problem = "not announced: the api/ record just before it names another call";
     else if (s->a != a1 && s->a != a2)
-        sim_report_misuse(call, o, o ? o->kind : SIM_OBJ_POOL,
-                          "not announced: its api/ record names another object");
+        problem = "not announced: its api/ record names another object";
     else if (s->b != b)
-        sim_report_misuse(call, o, o ? o->kind : SIM_OBJ_POOL,
-                          "not announced: its api/ record carries another argument");
+        problem = "not announced: its api/ record carries another argument";
+    if (problem != NULL) sim_report_misuse(call, NULL, SIM_OBJ_POOL, problem);
     s->pending = false;
 }
 

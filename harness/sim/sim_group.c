@@ -12,7 +12,7 @@ void sim_timer_disarm(sim_obj *t);
 tph_os_group *tph_os_group_create(void) {
     sim_need_process("CreateThreadpoolCleanupGroup");
     sim_lock();
-    sim_expect_announced("CreateThreadpoolCleanupGroup", NULL, 0, 0, 0);
+    sim_expect_announced("CreateThreadpoolCleanupGroup", 0, 0, 0);
     tph_os_group *h = NULL;
     if (!sim_fault_hit(SIM_FAULT_GROUP_CREATE, 0)) h = (tph_os_group *)sim_handle_of(sim_obj_new(SIM_OBJ_GROUP));
     sim_unlock();
@@ -22,7 +22,7 @@ tph_os_group *tph_os_group_create(void) {
 void tph_os_group_close_members(tph_os_group *gh, bool cancel_pending, void *cleanup_ctx) {
     sim_need_process("CloseThreadpoolCleanupGroupMembers");
     sim_lock();
-    sim_expect_announced("CloseThreadpoolCleanupGroupMembers", NULL, (uintptr_t)gh, sim_pool_key_of(sim_announced_pool(gh, SIM_OBJ_GROUP)), cancel_pending);
+    sim_expect_announced("CloseThreadpoolCleanupGroupMembers", (uintptr_t)gh, sim_pool_key_of(sim_announced_pool(gh, SIM_OBJ_GROUP)), cancel_pending);
     sim_obj *g = sim_use(gh, SIM_OBJ_GROUP, "CloseThreadpoolCleanupGroupMembers", false);
     if (!g) {
         sim_unlock();
@@ -71,7 +71,7 @@ void tph_os_group_close_members(tph_os_group *gh, bool cancel_pending, void *cle
 void tph_os_group_close(tph_os_group *gh) {
     sim_need_process("CloseThreadpoolCleanupGroup");
     sim_lock();
-    sim_expect_announced("CloseThreadpoolCleanupGroup", NULL, (uintptr_t)gh, sim_pool_key_of(sim_announced_pool(gh, SIM_OBJ_GROUP)), 0);
+    sim_expect_announced("CloseThreadpoolCleanupGroup", (uintptr_t)gh, sim_pool_key_of(sim_announced_pool(gh, SIM_OBJ_GROUP)), 0);
     sim_obj *g = sim_use(gh, SIM_OBJ_GROUP, "CloseThreadpoolCleanupGroup", false);
     if (g) {
         for (uint32_t i = 0; i < P->nobjs; i++) {

@@ -15,7 +15,7 @@ void *sim_file_create(void) {
 tph_os_io *tph_os_io_create(void *file, tph_os_io_cb cb, void *ctx, const tph_os_env *env) {
     sim_need_process("CreateThreadpoolIo");
     sim_lock();
-    sim_expect_announced("CreateThreadpoolIo", NULL, env && env->pool ? (uintptr_t)env->pool : 0, env && env->pool ? (uintptr_t)env->pool : 0, 0);
+    sim_expect_announced("CreateThreadpoolIo", env && env->pool ? (uintptr_t)env->pool : 0, env && env->pool ? (uintptr_t)env->pool : 0, 0);
     tph_os_io *h = NULL;
     sim_obj *f = sim_use(file, SIM_OBJ_FILE, "CreateThreadpoolIo", false);
     if (f && f->io && !f->io->freed) {
@@ -39,7 +39,7 @@ tph_os_io *tph_os_io_create(void *file, tph_os_io_cb cb, void *ctx, const tph_os
 void tph_os_io_start(tph_os_io *ih) {
     sim_need_process("StartThreadpoolIo");
     sim_lock();
-    sim_expect_announced("StartThreadpoolIo", NULL, (uintptr_t)ih, sim_pool_key_of(sim_announced_pool(ih, SIM_OBJ_IO)), 0);
+    sim_expect_announced("StartThreadpoolIo", (uintptr_t)ih, sim_pool_key_of(sim_announced_pool(ih, SIM_OBJ_IO)), 0);
     sim_obj *o = sim_use(ih, SIM_OBJ_IO, "StartThreadpoolIo", false);
     if (o) o->io_pending++;
     sim_unlock();
@@ -48,7 +48,7 @@ void tph_os_io_start(tph_os_io *ih) {
 void tph_os_io_cancel(tph_os_io *ih) {
     sim_need_process("CancelThreadpoolIo");
     sim_lock();
-    sim_expect_announced("CancelThreadpoolIo", NULL, (uintptr_t)ih, sim_pool_key_of(sim_announced_pool(ih, SIM_OBJ_IO)), 0);
+    sim_expect_announced("CancelThreadpoolIo", (uintptr_t)ih, sim_pool_key_of(sim_announced_pool(ih, SIM_OBJ_IO)), 0);
     sim_obj *o = sim_use(ih, SIM_OBJ_IO, "CancelThreadpoolIo", true);
     if (o) {
         if (o->io_pending == 0) {
@@ -98,7 +98,7 @@ bool sim_io_complete(void *file, void *overlapped, uint32_t io_result, uintptr_t
 void tph_os_io_wait(tph_os_io *ih, bool cancel_pending) {
     sim_need_process("WaitForThreadpoolIoCallbacks");
     sim_lock();
-    sim_expect_announced("WaitForThreadpoolIoCallbacks", NULL, (uintptr_t)ih, sim_pool_key_of(sim_announced_pool(ih, SIM_OBJ_IO)), cancel_pending);
+    sim_expect_announced("WaitForThreadpoolIoCallbacks", (uintptr_t)ih, sim_pool_key_of(sim_announced_pool(ih, SIM_OBJ_IO)), cancel_pending);
     sim_obj *o = sim_use(ih, SIM_OBJ_IO, "WaitForThreadpoolIoCallbacks", false);
     if (o) {
         if (cancel_pending) {
@@ -117,7 +117,7 @@ void tph_os_io_wait(tph_os_io *ih, bool cancel_pending) {
 void tph_os_io_close(tph_os_io *ih) {
     sim_need_process("CloseThreadpoolIo");
     sim_lock();
-    sim_expect_announced("CloseThreadpoolIo", NULL, (uintptr_t)ih, sim_pool_key_of(sim_announced_pool(ih, SIM_OBJ_IO)), 0);
+    sim_expect_announced("CloseThreadpoolIo", (uintptr_t)ih, sim_pool_key_of(sim_announced_pool(ih, SIM_OBJ_IO)), 0);
     sim_obj *o = sim_use(ih, SIM_OBJ_IO, "CloseThreadpoolIo", false);
     if (o) {
         sim_close_common(o);

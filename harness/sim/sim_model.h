@@ -184,8 +184,7 @@ uintptr_t sim_pool_key_of(const sim_obj *pool);
 const sim_obj *sim_announced_pool(const void *handle, sim_object_kind kind);
 /* Lock held, at the top of an announced call: the calling thread's last api
  * record must name `call`, carry a == a1 or a2, and b; misuse otherwise. */
-void sim_expect_announced(const char *call, const sim_obj *o, uintptr_t a1, uintptr_t a2,
-                          uint64_t b);
+void sim_expect_announced(const char *call, uintptr_t a1, uintptr_t a2, uint64_t b);
 
 /* ---- os_sim.c ---------------------------------------------------------------- */
 /* Lock held: is `ctx` a core block the core has freed?  A callback about to

@@ -275,7 +275,7 @@ void sim_stop_workers_locked(void) {
 tph_os_pool *tph_os_pool_create(void) {
     sim_need_process("CreateThreadpool");
     sim_lock();
-    sim_expect_announced("CreateThreadpool", NULL, 0, 0, 0);
+    sim_expect_announced("CreateThreadpool", 0, 0, 0);
     tph_os_pool *h = NULL;
     if (!sim_fault_hit(SIM_FAULT_POOL_CREATE, 0)) h = (tph_os_pool *)sim_handle_of(sim_pool_new(false));
     sim_unlock();
@@ -286,7 +286,7 @@ tph_os_pool *tph_os_pool_create(void) {
 void tph_os_pool_set_max(tph_os_pool *ph, uint32_t max) {
     sim_need_process("SetThreadpoolThreadMaximum");
     sim_lock();
-    sim_expect_announced("SetThreadpoolThreadMaximum", NULL, (uintptr_t)ph, sim_pool_key_of(sim_announced_pool(ph, SIM_OBJ_POOL)), max);
+    sim_expect_announced("SetThreadpoolThreadMaximum", (uintptr_t)ph, sim_pool_key_of(sim_announced_pool(ph, SIM_OBJ_POOL)), max);
     sim_obj *p = ph ? sim_use(ph, SIM_OBJ_POOL, "SetThreadpoolThreadMaximum", false) : NULL;
     if (!ph) sim_report_misuse("SetThreadpoolThreadMaximum", P->default_pool, SIM_OBJ_POOL, "default pool");
     if (p) {
@@ -303,7 +303,7 @@ void tph_os_pool_set_max(tph_os_pool *ph, uint32_t max) {
 bool tph_os_pool_set_min(tph_os_pool *ph, uint32_t min) {
     sim_need_process("SetThreadpoolThreadMinimum");
     sim_lock();
-    sim_expect_announced("SetThreadpoolThreadMinimum", NULL, (uintptr_t)ph, sim_pool_key_of(sim_announced_pool(ph, SIM_OBJ_POOL)), min);
+    sim_expect_announced("SetThreadpoolThreadMinimum", (uintptr_t)ph, sim_pool_key_of(sim_announced_pool(ph, SIM_OBJ_POOL)), min);
     sim_obj *p = ph ? sim_use(ph, SIM_OBJ_POOL, "SetThreadpoolThreadMinimum", false) : NULL;
     if (!ph) sim_report_misuse("SetThreadpoolThreadMinimum", P->default_pool, SIM_OBJ_POOL, "default pool");
     if (p) {
@@ -318,7 +318,7 @@ bool tph_os_pool_set_min(tph_os_pool *ph, uint32_t min) {
 void tph_os_pool_close(tph_os_pool *ph) {
     sim_need_process("CloseThreadpool");
     sim_lock();
-    sim_expect_announced("CloseThreadpool", NULL, (uintptr_t)ph, sim_pool_key_of(sim_announced_pool(ph, SIM_OBJ_POOL)), 0);
+    sim_expect_announced("CloseThreadpool", (uintptr_t)ph, sim_pool_key_of(sim_announced_pool(ph, SIM_OBJ_POOL)), 0);
     if (!ph) {
         sim_report_misuse("CloseThreadpool", P->default_pool, SIM_OBJ_POOL, "default pool cannot be closed");
     } else {

@@ -109,7 +109,7 @@ static void fire_timer(sim_obj *t, uint64_t now) {
 tph_os_timer *tph_os_timer_create(tph_os_timer_cb cb, void *ctx, const tph_os_env *env) {
     sim_need_process("CreateThreadpoolTimer");
     sim_lock();
-    sim_expect_announced("CreateThreadpoolTimer", NULL, env && env->pool ? (uintptr_t)env->pool : 0, env && env->pool ? (uintptr_t)env->pool : 0, 0);
+    sim_expect_announced("CreateThreadpoolTimer", env && env->pool ? (uintptr_t)env->pool : 0, env && env->pool ? (uintptr_t)env->pool : 0, 0);
     sim_obj *o = sim_bound_new(SIM_OBJ_TIMER, SIM_FAULT_TIMER_CREATE, env, ctx, "CreateThreadpoolTimer");
     if (o) o->cb.timer = cb;
     tph_os_timer *h = o ? (tph_os_timer *)sim_handle_of(o) : NULL;
@@ -126,7 +126,7 @@ static void disarm(sim_obj *t) {
 void tph_os_timer_set(tph_os_timer *th, const int64_t *due, uint32_t period_ms, uint32_t window_ms) {
     sim_need_process("SetThreadpoolTimer");
     sim_lock();
-    sim_expect_announced("SetThreadpoolTimer", NULL, (uintptr_t)th, sim_pool_key_of(sim_announced_pool(th, SIM_OBJ_TIMER)), due ? (uint64_t)*due : 0);
+    sim_expect_announced("SetThreadpoolTimer", (uintptr_t)th, sim_pool_key_of(sim_announced_pool(th, SIM_OBJ_TIMER)), due ? (uint64_t)*due : 0);
     sim_obj *t = sim_use(th, SIM_OBJ_TIMER, "SetThreadpoolTimer", false);
     if (t) {
         disarm(t);
@@ -153,7 +153,7 @@ void tph_os_timer_set(tph_os_timer *th, const int64_t *due, uint32_t period_ms, 
 bool tph_os_timer_is_set(tph_os_timer *th) {
     sim_need_process("IsThreadpoolTimerSet");
     sim_lock();
-    sim_expect_announced("IsThreadpoolTimerSet", NULL, (uintptr_t)th, sim_pool_key_of(sim_announced_pool(th, SIM_OBJ_TIMER)), 0);
+    sim_expect_announced("IsThreadpoolTimerSet", (uintptr_t)th, sim_pool_key_of(sim_announced_pool(th, SIM_OBJ_TIMER)), 0);
     sim_obj *t = sim_use(th, SIM_OBJ_TIMER, "IsThreadpoolTimerSet", false);
     bool set = t && t->armed;
     sim_unlock();
@@ -163,7 +163,7 @@ bool tph_os_timer_is_set(tph_os_timer *th) {
 void tph_os_timer_wait(tph_os_timer *th, bool cancel_pending) {
     sim_need_process("WaitForThreadpoolTimerCallbacks");
     sim_lock();
-    sim_expect_announced("WaitForThreadpoolTimerCallbacks", NULL, (uintptr_t)th, sim_pool_key_of(sim_announced_pool(th, SIM_OBJ_TIMER)), cancel_pending);
+    sim_expect_announced("WaitForThreadpoolTimerCallbacks", (uintptr_t)th, sim_pool_key_of(sim_announced_pool(th, SIM_OBJ_TIMER)), cancel_pending);
     sim_obj *t = sim_use(th, SIM_OBJ_TIMER, "WaitForThreadpoolTimerCallbacks", false);
     if (t) {
         if (cancel_pending) sim_drop_packets(t);
@@ -176,7 +176,7 @@ void tph_os_timer_wait(tph_os_timer *th, bool cancel_pending) {
 void tph_os_timer_close(tph_os_timer *th) {
     sim_need_process("CloseThreadpoolTimer");
     sim_lock();
-    sim_expect_announced("CloseThreadpoolTimer", NULL, (uintptr_t)th, sim_pool_key_of(sim_announced_pool(th, SIM_OBJ_TIMER)), 0);
+    sim_expect_announced("CloseThreadpoolTimer", (uintptr_t)th, sim_pool_key_of(sim_announced_pool(th, SIM_OBJ_TIMER)), 0);
     sim_obj *t = sim_use(th, SIM_OBJ_TIMER, "CloseThreadpoolTimer", false);
     if (t) {
         sim_close_common(t);
