@@ -132,12 +132,6 @@ static void note_create(const tph_trace_record *rec, void *ctx) {
     if (strcmp(rec->event, "SubmitThreadpoolWork") == 0) last_work_handle = (uintptr_t)rec->a;
 }
 
-static void poison_stack(void) {
-    volatile unsigned char junk[8192];
-    size_t i;
-    for (i = 0; i < sizeof junk; i++) junk[i] = 0xFF;
-}
-
 static bool runs_long_of(tph_work *w) {
     sim_object_stats st;
     memset(&st, 0, sizeof st);
@@ -159,7 +153,7 @@ static void runs_long_body(void *ctx) {
     TPH_CHECK_EQ(tph_env_set_runs_long(&env, false), TPH_OK);
     TPH_CHECK_EQ(tph_work_create(&w[1], note_order, (void *)1, &env), TPH_OK);
     TPH_CHECK(!runs_long_of(w[1]));
-    poison_stack();
+    tph_test_fill_stack(0xFF);
     TPH_CHECK_EQ(tph_work_create(&w[2], note_order, (void *)2, NULL), TPH_OK);
     TPH_CHECK(!runs_long_of(w[2]));
     for (i = 0; i < 3; i++) {

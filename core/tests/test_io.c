@@ -237,12 +237,6 @@ static void start_is_counted_before_its_native_call(void **state) {
 /* A cancel reads the outstanding count before deciding: whatever its stack
  * held before (zeros here, which an unread count would take for "nothing
  * started"), an outstanding start is cancelled. */
-static void zero_stack(void) {
-    volatile unsigned char junk[8192];
-    size_t i;
-    for (i = 0; i < sizeof junk; i++) junk[i] = 0;
-}
-
 static void cancel_reads_count_body(void *ctx) {
     io_ctx x;
     tph_io *io;
@@ -251,7 +245,7 @@ static void cancel_reads_count_body(void *ctx) {
     memset(&x, 0, sizeof x);
     TPH_CHECK_EQ(tph_io_create(&io, file, io_fn, &x, NULL), TPH_OK);
     TPH_CHECK_EQ(tph_io_start(io), TPH_OK);
-    zero_stack();
+    tph_test_fill_stack(0);
     TPH_CHECK_EQ(tph_io_cancel(io), TPH_OK);
     TPH_CHECK_EQ(tph_io_outstanding(io), 0);
     TPH_CHECK_EQ(tph_io_close(io), TPH_OK);

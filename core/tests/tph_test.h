@@ -86,6 +86,24 @@ static inline void tph_test__fail_u64(const char *file, int line, const char *wh
 #define TPH_CHECK_TRUE(x) TPH_CHECK(x)
 #define TPH_CHECK_FALSE(x) TPH_CHECK(!(x))
 
+/* ---- stack contents ------------------------------------------------------------- */
+
+/* Fills the 8 KiB of stack below the caller with `byte`, so the next call at
+ * the same depth starts on known garbage: a local the core forgets to set
+ * then reads `byte`s instead of whatever the run happened to leave. */
+static inline void tph_test__fill_frame(unsigned char byte) {
+    volatile unsigned char junk[8192];
+    size_t i;
+    for (i = 0; i < sizeof junk; i++) junk[i] = byte;
+}
+
+static inline void tph_test_fill_stack(unsigned char byte) {
+    /* Called through a volatile pointer: never inlined, so the array is a
+     * frame of its own below the caller, where the next call's frame goes. */
+    void (*volatile fill)(unsigned char) = tph_test__fill_frame;
+    fill(byte);
+}
+
 /* ---- faults ------------------------------------------------------------------- */
 
 /* Arms the sim's fault of `kind`: its Nth call fails, or every call from the
