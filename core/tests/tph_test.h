@@ -281,7 +281,9 @@ static inline void tph_test_hold(const char *event, uint64_t a) {
 }
 
 /* As tph_test_hold, but only the first thread to record the event parks;
- * later records (the test's own thread making the same call) pass. */
+ * later records (the test's own thread making the same call) pass.  It
+ * restarts the count tph_test_wait_held reads: the first park is 1 again,
+ * and a later tph_test_hold in the same body counts on from there. */
 static inline void tph_test_hold_first(const char *event, uint64_t a) {
     rt_lock_acquire(&tph_test__h.lock);
     tph_test__h.hold_once = true;
