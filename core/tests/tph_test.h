@@ -106,29 +106,29 @@ static inline void tph_test_fill_stack(unsigned char byte) {
 
 /* ---- faults ------------------------------------------------------------------- */
 
-/* Arms the sim's fault of `kind`: its Nth call fails, or every call from the
- * Nth on when `from_nth_on`. */
-static inline void tph_test_fail_call(sim_fault_kind kind, uint64_t nth, bool from_nth_on) {
+static inline void tph_test__arm_fault(sim_fault_kind kind, uint64_t nth, bool from_nth_on,
+                                       bool match_pool, uintptr_t pool_key) {
     sim_fault f;
     memset(&f, 0, sizeof f);
     f.kind = kind;
     f.nth = nth;
     f.from_nth_on = from_nth_on;
+    f.match_pool = match_pool;
+    f.pool_key = pool_key;
     sim_fault_arm(&f);
+}
+
+/* Arms the sim's fault of `kind`: its Nth call fails, or every call from the
+ * Nth on when `from_nth_on`. */
+static inline void tph_test_fail_call(sim_fault_kind kind, uint64_t nth, bool from_nth_on) {
+    tph_test__arm_fault(kind, nth, from_nth_on, false, 0);
 }
 
 /* The same, counting only calls on the pool keyed `pool_key` (0: the default
  * pool). */
 static inline void tph_test_fail_call_on_pool(sim_fault_kind kind, uint64_t nth, bool from_nth_on,
                                               uintptr_t pool_key) {
-    sim_fault f;
-    memset(&f, 0, sizeof f);
-    f.kind = kind;
-    f.nth = nth;
-    f.from_nth_on = from_nth_on;
-    f.match_pool = true;
-    f.pool_key = pool_key;
-    sim_fault_arm(&f);
+    tph_test__arm_fault(kind, nth, from_nth_on, true, pool_key);
 }
 
 /* ---- trace observation and holds ------------------------------------------ */
