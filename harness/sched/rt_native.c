@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pcg32.h"
 #include "rt_impl.h"
 
 #if defined(_WIN32)
@@ -124,29 +125,20 @@ static void plat_thread_exit(void) { pthread_exit(NULL); }
 _Static_assert(sizeof(plat_mutex) <= sizeof(rt_lock), "rt_lock too small for the native mutex");
 _Static_assert(sizeof(plat_cond) <= sizeof(rt_waitq), "rt_waitq too small for the native condvar");
 
-/* ---- pcg32 (O'Neill), for rt_choose and the noise ---------------------------- */
-typedef struct pcg {
-    uint64_t state, inc;
-} pcg;
-static uint32_t pcg_next(pcg *g) {
-    uint64_t old = g->state;
-    g->state = old * 6364136223846793005ull + g->inc;
-    uint32_t xs = (uint32_t)(((old >> 18u) ^ old) >> 27u);
-    uint32_t rot = (uint32_t)(old >> 59u);
-    return (xs >> rot) | (xs << ((32u - rot) & 31u));
-}
-static void pcg_seed(pcg *g, uint64_t seed, uint64_t stream) {
-    g->state = 0;
-    g->inc = (stream << 1u) | 1u;
-    pcg_next(g);
-    g->state += seed;
-    pcg_next(g);
-}
-/* Unbiased draw in [0, n): rejection of the short top range. */
+/* ---- draws for rt_choose and the noise -------------------------------------- */
+/* The project's one pcg32 (pcg32.h).  Native draws keep the modulo rejection
+ * they always used, so a seed picks the same noise and window points as
+ * before. */
+typedef pcg32 pcg;
+static void pcg_seed(pcg *g, uint64_t seed, uint64_t stream) { pcg32_seed(g, seed, stream); }
+/* Unbiased draw in [0, n): rejection of the short top range.  Terminates only
+ * on a seeded stream (inc odd): the all-zero state of an unseeded one returns
+ * 0 forever, below every threshold -- the consumer hang that
+ * choose_stream_locked exists to rule out. */
 static uint32_t pcg_below(pcg *g, uint32_t n) {
     uint32_t threshold = (uint32_t)(0u - n) % n;
     for (;;) {
-        uint32_t r = pcg_next(g);
+        uint32_t r = pcg32_next(g);
         if (r >= threshold) return r % n;
     }
 }
@@ -175,7 +167,8 @@ static struct {
     uint32_t ended; /* read with atomics on the fast path */
     char reason[256];
     uint64_t start_ns;
-    pcg choose;
+    pcg choose;           /* under choose_mu; see choose_stream_locked */
+    bool choose_seeded;   /* under choose_mu */
     rt_native_options opts;
     uint32_t generation;      /* bumped by every rt_native_run */
     uint32_t foreign_threads; /* threads not spawned by the run that called in */
@@ -410,11 +403,25 @@ static void n_sleep_until(uint64_t deadline) {
     }
 }
 
+/* The stream rt_choose draws from, seeded as by a run with seed 0 when no run
+ * driver has seeded it.  A program that links the installed library never
+ * calls rt_native_run, yet the sim draws from this stream (a timer's point in
+ * its window, first of all the healer's periodic timer on the first
+ * cancellation); unseeded, the draw never returned, holding the registry lock. */
+#define CHOOSE_STREAM 0xda3e39cb94b95bdbull
+static pcg *choose_stream_locked(void) {
+    if (!run.choose_seeded) {
+        pcg_seed(&run.choose, 0, CHOOSE_STREAM);
+        run.choose_seeded = true;
+    }
+    return &run.choose;
+}
+
 static uint32_t n_choose(uint32_t n) {
     noise();
     if (n <= 1) return 0;
     plat_lock(&choose_mu);
-    uint32_t r = pcg_below(&run.choose, n);
+    uint32_t r = pcg_below(choose_stream_locked(), n);
     plat_unlock(&choose_mu);
     return r;
 }
@@ -461,10 +468,13 @@ int rt_native_run(rt_thread_fn main_fn, void *arg, const rt_native_options *opts
     run.live_nondaemon = 0;
     run.reason[0] = '\0';
     run.start_ns = plat_mono_ns();
-    pcg_seed(&run.choose, opts->seed, 0xda3e39cb94b95bdbull);
     store_u32(&run.foreign_threads, 0);
     increment_u32(&run.generation);
     plat_unlock(&run_mu);
+    plat_lock(&choose_mu);
+    pcg_seed(&run.choose, opts->seed, CHOOSE_STREAM);
+    run.choose_seeded = true;
+    plat_unlock(&choose_mu);
 #if defined(_MSC_VER)
     InterlockedExchange((volatile LONG *)&run.ended, 0);
 #else
