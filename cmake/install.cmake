@@ -1,14 +1,18 @@
-# Installation: headers, the library, a CMake package (find_package(tpheal) ->
-# tpheal::tpheal) and a pkg-config file.
+# Installation: headers, the library static and shared, a CMake package
+# (find_package(tpheal) -> tpheal::tpheal static, tpheal::tpheal_shared) and
+# pkg-config files (tpheal: the shared library; tpheal-static: the archives).
 #   Windows: tpheal = core + win32 backend (the library a program ships with).
-#   Elsewhere: tpheal = core + the simulated pool on native threads, so the
-#   library can be developed and its users' code exercised off Windows.
+#   Elsewhere: tpheal = core + the *modelled* Windows pool (harness/sim) on
+#   native threads, so the library can be developed and its users' code
+#   exercised off Windows.  It is the same model the harness runs, free-
+#   running with the model's defaults: no real thread pool, and the default
+#   pool's stall modelled (harness/sim/sim.h), which the healer repairs.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 if(NOT WIN32 AND TARGET tpheal_simpool)
   tph_add_core(tpheal STATIC LINK tpheal_simpool)
-  tph_add_core(tpheal_shared SHARED LINK tpheal_simpool)
+  tph_add_core(tpheal_shared SHARED LINK_PRIVATE tpheal_simpool)
   set_target_properties(tpheal_shared PROPERTIES OUTPUT_NAME tpheal)
   set(TPHEAL_INSTALL_TARGETS tpheal tpheal_shared tpheal_simpool tpheal_rt)
 endif()
@@ -23,39 +27,62 @@ if(TPHEAL_INSTALL_TARGETS)
   install(FILES ${PROJECT_BINARY_DIR}/include/tpheal/config.h
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tpheal)
   install(EXPORT tphealTargets NAMESPACE tpheal:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tpheal)
-  file(WRITE ${PROJECT_BINARY_DIR}/tphealConfig.cmake.in [=[
+  file(WRITE ${PROJECT_BINARY_DIR}/tphealConfig.cmake.in.in [=[
 @PACKAGE_INIT@
 include(CMakeFindDependencyMacro)
 if(NOT WIN32)
   find_dependency(Threads)
+  if(NOT tpheal_FIND_QUIETLY)
+    message(STATUS "tpheal @PROJECT_VERSION@: off Windows the library runs on the modelled Windows "
+                   "thread pool (native threads), not a real pool; on Windows it is the real pool")
+  endif()
 endif()
 include("${CMAKE_CURRENT_LIST_DIR}/tphealTargets.cmake")
 ]=])
+  configure_file(${PROJECT_BINARY_DIR}/tphealConfig.cmake.in.in ${PROJECT_BINARY_DIR}/tphealConfig.cmake.in @ONLY)
   configure_package_config_file(${PROJECT_BINARY_DIR}/tphealConfig.cmake.in
     ${PROJECT_BINARY_DIR}/tphealConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tpheal)
   write_basic_package_version_file(${PROJECT_BINARY_DIR}/tphealConfigVersion.cmake
     VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
   install(FILES ${PROJECT_BINARY_DIR}/tphealConfig.cmake ${PROJECT_BINARY_DIR}/tphealConfigVersion.cmake
           DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tpheal)
+  # tpheal.pc: what -ltpheal finds -- the shared library off Windows (its
+  # backend inside, pthreads its only dependency), the static one on Windows
+  # (the DLL's import library is tpheal_dll).  tpheal-static.pc names the
+  # archives by path, since -ltpheal would pick the .so where both exist.
   if(WIN32)
-    set(TPHEAL_PC_LIBS "-ltpheal")
+    set(TPHEAL_PC_DESCRIPTION "A healing library for the Windows thread pool")
+    set(TPHEAL_PC_LIBS "-L\${libdir} -ltpheal")
+    set(TPHEAL_PC_LIBS_PRIVATE "")
+    set(TPHEAL_PC_STATIC_LIBS "-L\${libdir} -ltpheal")
   else()
-    set(TPHEAL_PC_LIBS "-ltpheal -ltpheal_simpool -ltpheal_rt -lpthread")
+    set(TPHEAL_PC_DESCRIPTION "A healing library for the Windows thread pool (here: on the modelled Windows pool, native threads)")
+    set(TPHEAL_PC_LIBS "-L\${libdir} -ltpheal")
+    set(TPHEAL_PC_LIBS_PRIVATE "-lpthread")
+    set(TPHEAL_PC_STATIC_LIBS "\${libdir}/libtpheal.a \${libdir}/libtpheal_simpool.a \${libdir}/libtpheal_rt.a -lpthread")
   endif()
   # Relocatable: the prefix is found from the .pc file's own place, so
   # `cmake --install --prefix X` works whatever prefix was configured.
   file(RELATIVE_PATH TPHEAL_PC_UP ${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})
   string(REGEX REPLACE "/$" "" TPHEAL_PC_UP "${TPHEAL_PC_UP}")
-  file(WRITE ${PROJECT_BINARY_DIR}/tpheal.pc
-"prefix=\${pcfiledir}/${TPHEAL_PC_UP}
+  set(TPHEAL_PC_HEAD "prefix=\${pcfiledir}/${TPHEAL_PC_UP}
 libdir=\${prefix}/${CMAKE_INSTALL_LIBDIR}
 includedir=\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}
-
+")
+  file(WRITE ${PROJECT_BINARY_DIR}/tpheal.pc "${TPHEAL_PC_HEAD}
 Name: tpheal
-Description: A healing library for the Windows thread pool
+Description: ${TPHEAL_PC_DESCRIPTION}
 Version: ${PROJECT_VERSION}
-Libs: -L\${libdir} ${TPHEAL_PC_LIBS}
+Libs: ${TPHEAL_PC_LIBS}
+Libs.private: ${TPHEAL_PC_LIBS_PRIVATE}
 Cflags: -I\${includedir}
 ")
-  install(FILES ${PROJECT_BINARY_DIR}/tpheal.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+  file(WRITE ${PROJECT_BINARY_DIR}/tpheal-static.pc "${TPHEAL_PC_HEAD}
+Name: tpheal-static
+Description: ${TPHEAL_PC_DESCRIPTION}, static
+Version: ${PROJECT_VERSION}
+Libs: ${TPHEAL_PC_STATIC_LIBS}
+Cflags: -I\${includedir}
+")
+  install(FILES ${PROJECT_BINARY_DIR}/tpheal.pc ${PROJECT_BINARY_DIR}/tpheal-static.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 endif()
