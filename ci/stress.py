@@ -453,6 +453,8 @@ class Run:
                 "stderr_tail": o.stderr[-4000:]})
 
     def verdict(self) -> int:
+        for line in mode_summary(self.res, self.planned):
+            print(line)
         n = self.res.failure_count()
         tot = self.res.total("controlled")
         cpu = self.res.cpu_seconds.get("controlled", 0)
@@ -479,6 +481,33 @@ class Run:
             print(f"stress: failures in {rel(self.fail_dir)}/ ; repeat the whole run: "
                   f"{self.again}")
         return 1 if n else 0
+
+
+def mode_summary(res: R.Results, planned) -> list[str]:
+    """The summary's first lines: per planned mode, what ran and what the
+    harness declined, grouped by why (a loaded 2-core run once said only in
+    one late line that 41 scenarios had no free-running run at all)."""
+    lines = []
+    for mode in planned:
+        if mode == "faultloop":
+            sites = sum(f.get("sites", 0) for f in res.faultloop.values())
+            lines.append(f"stress: {mode}: {len(res.faultloop)} scenarios, {sites} fault sites")
+            continue
+        ran = sorted(n for n, per in res.scenarios.items() if per.get(mode) and per[mode].runs)
+        why_count: dict = {}
+        for name, per in res.skipped.items():
+            if mode in per and name not in ran:
+                why = ("too little real time left in the phase for one run"
+                       if "real time" in per[mode] else per[mode])
+                why_count[why] = why_count.get(why, 0) + 1
+        declined = sum(why_count.values())
+        line = (f"stress: {mode}: {res.total(mode).runs:,} runs of {len(ran)} scenarios; "
+                f"{declined} declined")
+        if why_count:
+            line += ": " + "; ".join(f"{c} {why}" for why, c in
+                                     sorted(why_count.items(), key=lambda kv: (-kv[1], kv[0])))
+        lines.append(line)
+    return lines
 
 
 def shjoin(words) -> str:

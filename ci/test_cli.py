@@ -271,3 +271,106 @@ def test_failfast_scenario_replay_names_the_sibling_and_runs_as_pasted(tmp_path)
         assert c.startswith(h + "-failfast replay "), c
         q = sh(c, tmp_path)
         assert q.returncode == 1 and "left 1, right 2" in q.stdout, (c, q.stdout + q.stderr)
+
+
+# ---- issue 21 item 5: frictions a first user met ----------------------------------
+
+def test_unknown_command_is_named_with_the_nearest_one():
+    h = exe()
+    p = run([h, "rnu", "x.scn"])
+    assert p.returncode == 2 and "unknown command 'rnu' (did you mean 'run'?)" in p.stderr, p.stderr
+    p = run([h, "frobnicate"])
+    assert p.returncode == 2 and "unknown command 'frobnicate'" in p.stderr, p.stderr
+    assert "did you mean" not in p.stderr
+    p = run([h, "help", "repaly"])
+    assert p.returncode == 2 and "did you mean 'replay'?" in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("body, where, hint", [
+    ("thread A\n  sleeep 1ms\nend\n", "3:3", "unknown operation 'sleeep' (did you mean 'sleep'?)"),
+    ("thred A\nend\n", "2:1", "unknown word 'thred' (did you mean 'thread'?)"),
+    ("thread A\n  submit_work_now W\nend\n", "3:3", "unknown operation 'submit_work_now' (tpheal-harness list"),
+])
+def test_misspelt_keyword_gets_did_you_mean(tmp_path, body, where, hint):
+    f = tmp_path / "typo.scn"
+    f.write_text("# purpose: a typo\n" + body)
+    p = run([exe(), "run", str(f)])
+    assert p.returncode == 2 and f"{f}:{where}: {hint}" in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--preemptions", "1"], "read only by --strategy dfs"),
+    (["--max-runs", "10", "--strategy", "pct"], "read only by --strategy dfs"),
+    (["--depth", "2"], "PCT's"),
+    (["--pct-steps", "40", "--strategy", "random"], "PCT's"),
+    (["--depth", "2", "--strategy", "dfs"], "PCT's"),
+])
+def test_an_option_its_strategy_does_not_read_is_refused(race, args, words):
+    p = run([exe(), "run", "race.scn", "--seeds", "2", *args], cwd=race)
+    assert p.returncode == 2 and words in p.stderr, (args, p.stderr)
+
+
+def test_options_read_by_the_strategy_given_are_accepted(race):
+    for args in (["--strategy", "dfs", "--preemptions", "0", "--max-runs", "5"],
+                 ["--strategy", "both", "--depth", "2"], ["--strategy", "pct", "--pct-steps", "9"]):
+        p = run([exe(), "run", "race.scn", "--seeds", "2", "--no-replay", *args], cwd=race)
+        assert p.returncode in (0, 1), (args, p.stderr)
+
+
+def test_a_scenario_with_no_require_warns_and_require_reach_makes_it_an_error(tmp_path):
+    f = tmp_path / "goalless.scn"
+    f.write_text("# purpose: nothing it must reach\nwork W\nthread A\n  submit W\nend\n"
+                 "expect calls(W) == 1\n")
+    p = run([exe(), "run", str(f), "--seeds", "3"])
+    assert p.returncode == 0 and p.stdout.startswith("PASS "), p.stdout
+    assert "warning: no `require` line" in p.stderr and "--require-reach" in p.stderr, p.stderr
+    p = run([exe(), "run", str(f), "--seeds", "3", "--require-reach"])
+    assert p.returncode == 4, (p.returncode, p.stdout)
+    assert f"NOT-EXERCISED {f}: no `require` line (--require-reach)" in p.stdout, p.stdout
+    # a scenario with a goal gets neither
+    q = run([exe(), "run", str(REPO / "scenarios" / "default-pool-stall-healed-in-window.scn"),
+             "--seeds", "2", "--require-reach"])
+    assert "warning: no `require`" not in q.stderr and "no `require` line" not in q.stdout, q.stdout
+
+
+def test_severed_without_start_delay_gets_a_note_pointing_to_it(tmp_path):
+    src = (REPO / "scenarios" / "default-pool-stall-healed-in-window.scn").read_text()
+    assert re.search(r"^pool default .*start-delay", src, re.M)
+    cold = tmp_path / "no-delay.scn"
+    cold.write_text(re.sub(r"^pool default .*$", "", src, flags=re.M))
+    line = next(i for i, l in enumerate(cold.read_text().splitlines(), 1)
+                if re.match(r"\s*(require|expect)\s+severed", l) or "severed(" in l)
+    p = run([exe(), "run", str(cold), "--seeds", "1"])
+    assert f"{cold}:{line}:" in p.stderr and "note: pool default has no start-delay" in p.stderr, p.stderr
+    q = run([exe(), "run", str(REPO / "scenarios" / "default-pool-stall-healed-in-window.scn"),
+             "--seeds", "1"])
+    assert "note:" not in q.stderr, q.stderr
+    assert "start-delay" in run([exe(), "list"]).stdout
+
+
+def first_seed_with_verdict(h, race, rc):
+    for seed in range(100):
+        if run([h, "replay", "--seed", str(seed), "--strategy", "random", "race.scn"],
+               cwd=race).returncode == rc:
+            return seed
+    pytest.fail(f"no seed in 0..99 of race.scn exits {rc}")
+
+
+@pytest.mark.parametrize("verdict", [0, 1])
+def test_replay_trace_shows_callbacks_starting_and_returning_and_keeps_the_schedule(race, verdict):
+    h = exe()
+    seed = first_seed_with_verdict(h, race, verdict)
+    args = ["replay", "--seed", str(seed), "--strategy", "random", "race.scn"]
+    plain = run([h, *args], cwd=race)
+    traced = run([h, *args, "--trace"], cwd=race)
+    starts = re.findall(r"^\s*#- t=\S+ (.+?) scenario/callback-start obj=W calls=(\d+)", traced.stdout, re.M)
+    returns = re.findall(r"^\s*#- t=\S+ .+? scenario/callback-return obj=W calls=(\d+) running=0",
+                         traced.stdout, re.M)
+    assert len(starts) == len(returns), traced.stdout
+    # the trace says the calls the verdict counted: calls(W) == 1 holds iff W started once
+    assert (plain.returncode == 0) == (len(starts) == 1), (plain.stdout, traced.stdout)
+    # --trace changes what is printed, not the run: the same verdict and interleaving
+    assert plain.returncode == traced.returncode
+    i_plain = re.findall(r"interleaving: (\w+)", plain.stdout)
+    i_traced = re.findall(r"interleaving: (\w+)", traced.stdout)
+    assert i_plain and i_plain == i_traced, (plain.stdout, traced.stdout)

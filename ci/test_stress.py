@@ -380,6 +380,12 @@ def test_a_scenario_the_harness_declines_is_reported_and_not_asked_again(fake):
     key = next(k for k in r["skipped"] if "beta" in k)
     assert r["skipped"][key] == {"native": "fake reason"}
     assert "no native runs: fake reason" in p.stdout
+    # the summary opens with each mode's ran/declined line, the reason included
+    summary = p.stdout[p.stdout.index("stress: controlled: "):].splitlines()
+    assert summary[0].startswith("stress: controlled: ") and "0 declined" in summary[0], summary
+    native = next(l for l in summary if l.startswith("stress: native: "))
+    assert "1 declined: 1 fake reason" in native, summary
+    assert summary.index(native) < next(i for i, l in enumerate(summary) if "controlled schedules" in l)
 
 
 def test_a_scenario_that_does_not_parse_is_one_failure_not_one_per_batch(fake):

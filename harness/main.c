@@ -44,6 +44,7 @@
 #include "scn_run.h"
 #include "scn_text.h"
 #include "stress.h" /* stress-batch, stress-faultloop: harness/stress/ (ci/stress.py) */
+#include "scn_suggest.h"
 
 #ifndef TPHEAL_BUILD_ID
 #define TPHEAL_BUILD_ID "unknown"
@@ -76,7 +77,8 @@ typedef struct options {
     const char *schedule;
     /* what was given (replay needs a seed's whole recipe; --seeds and --seed
      * exclude each other) */
-    bool seeds_given, strategy_given, depth_given, pct_steps_given;
+    bool seeds_given, strategy_given, depth_given, pct_steps_given, preemptions_given, max_runs_given;
+    bool require_reach;         /* run: a scenario with no `require` is NOT-EXERCISED */
     bool trace;                 /* replay: print every trace record */
     const char *save_schedules; /* run: write each reported schedule to a file here */
     char *schedule_owned;       /* --schedule-file's contents */
@@ -94,7 +96,7 @@ typedef struct command_help {
 static const command_help HELP[] = {
     {"run", "run FILE... [--seeds N | --seed S] [--first-seed S] [--strategy random|pct|both]\n"
             "          [--depth D] [--pct-steps K] [--mode controlled|native] [--json] [--no-replay]\n"
-            "          [--save-schedules DIR] [--min-reach PCT]\n"
+            "          [--save-schedules DIR] [--min-reach PCT] [--require-reach]\n"
             "       tpheal-harness run FILE... --strategy dfs [--preemptions P] [--max-runs M]",
      "Runs each scenario for N seeds (default 100) from --first-seed (default 0), or the one\n"
      "seed S, with each strategy asked for (default random; pct: depth D, default 3, and K\n"
@@ -104,8 +106,11 @@ static const command_help HELP[] = {
      "(free-running, real time: a seed does not replay its interleaving).  Progress goes to\n"
      "stderr every 5 s of a long run (TPHEAL_PROGRESS_SECONDS).  Each `require` line reports\n"
      "the share of each strategy's runs that reached it; one reached by no run (or by less\n"
-     "than --min-reach PCT) makes the scenario NOT-EXERCISED.  --strategy dfs explores every\n"
-     "interleaving with at most P preemptions (default 2), up to M runs (default 100000).\n"
+     "than --min-reach PCT) makes the scenario NOT-EXERCISED; a scenario with no `require`\n"
+     "gets a warning (its passes say nothing of what it reached), and with --require-reach\n"
+     "is NOT-EXERCISED.  --strategy dfs explores every interleaving with at most P\n"
+     "preemptions (default 2), up to M runs (default 100000).  An option only one strategy\n"
+     "reads (--depth, --pct-steps: pct; --preemptions, --max-runs: dfs) is refused without it.\n"
      "Exit 0 all passed, 1 a failure, 2 bad input, 3 all declined, 4 not exercised."},
     {"replay", "replay (--seed S --strategy random | --seed S --strategy pct --depth D --pct-steps K\n"
                "          | --schedule STRING | --schedule-file PATH) [--trace] FILE",
@@ -134,6 +139,18 @@ static int usage(const char *why) {
     return 2;
 }
 
+static const char *const COMMANDS[] = {"run", "replay", "list", "bench", "help", "stress-batch",
+                                       "stress-faultloop", "--version"};
+
+/* Names what was typed and the nearest command, if it looks like a slip. */
+static int unknown_command(const char *cmd) {
+    char why[160];
+    const char *nearest = scn_suggest(cmd, COMMANDS, sizeof COMMANDS / sizeof COMMANDS[0]);
+    if (nearest) snprintf(why, sizeof why, "unknown command '%s' (did you mean '%s'?)", cmd, nearest);
+    else snprintf(why, sizeof why, "unknown command '%s'", cmd);
+    return usage(why);
+}
+
 /* `help [CMD]` / `CMD --help`: to stdout, exit 0; an unknown CMD is usage. */
 static int cmd_help(const char *cmd) {
     size_t i;
@@ -147,7 +164,13 @@ static int cmd_help(const char *cmd) {
             printf("usage: tpheal-harness %s\n\n%s\n", HELP[i].synopsis, HELP[i].text);
             return 0;
         }
-    return usage("help: unknown command");
+    {
+        char why[160];
+        const char *nearest = scn_suggest(cmd, COMMANDS, sizeof COMMANDS / sizeof COMMANDS[0]);
+        snprintf(why, sizeof why, "help: unknown command '%s'%s%s%s", cmd, nearest ? " (did you mean '" : "",
+                 nearest ? nearest : "", nearest ? "'?)" : "");
+        return usage(why);
+    }
 }
 
 static bool wants_help(int argc, char **argv) {
@@ -161,7 +184,7 @@ static bool wants_help(int argc, char **argv) {
  * copies every other option with the word after it.  One list, so a new flag
  * cannot be copied with the file name as its "value" (--trace was). */
 static bool option_is_flag(const char *a) {
-    static const char *const FLAGS[] = {"--json", "--no-replay", "--trace"};
+    static const char *const FLAGS[] = {"--json", "--no-replay", "--trace", "--require-reach"};
     size_t i;
     for (i = 0; i < sizeof FLAGS / sizeof FLAGS[0]; i++)
         if (strcmp(a, FLAGS[i]) == 0) return true;
@@ -260,9 +283,11 @@ static int parse_options(int argc, char **argv, int i, options *o, const char **
             uint64_t p;
             if (!parse_u64(v, &p) || p > 64) return usage("--preemptions needs 0..64");
             o->preemptions = (unsigned)p;
+            o->preemptions_given = true;
             i++;
         } else if (strcmp(a, "--max-runs") == 0) {
             if (!parse_u64(v, &o->max_runs) || o->max_runs == 0) return usage("--max-runs needs a positive number");
+            o->max_runs_given = true;
             i++;
         } else if (strcmp(a, "--min-reach") == 0) {
             uint64_t p;
@@ -304,6 +329,8 @@ static int parse_options(int argc, char **argv, int i, options *o, const char **
             o->json = true;
         } else if (strcmp(a, "--no-replay") == 0) {
             o->replay_failures = false;
+        } else if (strcmp(a, "--require-reach") == 0) {
+            o->require_reach = true;
         } else if (a[0] == '-' && a[1] == '-') {
             fprintf(stderr, "tpheal-harness: unknown option %s\n", a);
             return 2;
@@ -673,6 +700,17 @@ static bool report_reach(const scn_scenario *s, const tally *t, const options *o
     return short_of;
 }
 
+/* An option that only one strategy reads, given without that strategy, would
+ * be ignored in silence (`--preemptions 1` on a random walk ran the random
+ * walk): refused, with the strategy that reads it. */
+static const char *strategy_option_unread(const options *o) {
+    if ((o->preemptions_given || o->max_runs_given) && o->strategies != 4)
+        return "--preemptions and --max-runs are read only by --strategy dfs";
+    if ((o->depth_given || o->pct_steps_given) && !(o->strategies & 2))
+        return "--depth and --pct-steps are PCT's: give them with --strategy pct or both";
+    return NULL;
+}
+
 static int cmd_run(int argc, char **argv) {
     const char **files = calloc((size_t)argc, sizeof *files);
     scn_scenario **scns;
@@ -681,6 +719,10 @@ static int cmd_run(int argc, char **argv) {
     if (!files) return 2;
     if (parse_options(argc, argv, 2, &o, files, &nfiles) != 0) { free(files); free(o.schedule_owned); return 2; }
     if (nfiles == 0) { free(files); free(o.schedule_owned); return usage("run needs at least one FILE"); }
+    {
+        const char *why = strategy_option_unread(&o);
+        if (why) { free(files); free(o.schedule_owned); return usage(why); }
+    }
     scns = calloc((size_t)nfiles, sizeof *scns);
     if (!scns) { free(files); return 2; }
     /* every file parses before anything runs: bad input is exit 2 */
@@ -688,6 +730,8 @@ static int cmd_run(int argc, char **argv) {
         scn_error e;
         scns[i] = scn_parse_file(files[i], &e);
         if (!scns[i]) { print_parse_error(files[i], &e); bad = 1; }
+        else if (scns[i]->note[0])
+            fprintf(stderr, "%s:%d:%d: note: %s\n", files[i], scns[i]->note_line, scns[i]->note_col, scns[i]->note);
     }
     if (bad) rc = 2;
     for (i = 0; i < nfiles && !bad; i++) {
@@ -775,6 +819,13 @@ static int cmd_run(int argc, char **argv) {
         bool unexercised = !o.native && !o.schedule && o.strategies != 4 && t.runs >= NOT_EXERCISED_MIN_RUNS &&
                            t.distinct == 1;
         bool unreached = report_reach(s, &t, &o) && !o.native && !o.schedule && t.runs > 0;
+        /* No `require`: nothing says the runs got where the scenario exists to go. */
+        bool no_goal = s->nrequires == 0 && !o.schedule && t.runs > 0;
+        if (no_goal && !o.json)
+            fprintf(stderr, "tpheal-harness: %s: warning: no `require` line, so its passes prove nothing "
+                            "about what its runs reached (--require-reach makes this NOT-EXERCISED)\n", s->path);
+        if (no_goal && o.require_reach && !o.json)
+            printf("NOT-EXERCISED %s: no `require` line (--require-reach)\n", s->path);
         if (unexercised)
             printf("NOT-EXERCISED %s: all %llu runs produced one interleaving: the scheduler is not racing "
                    "this scenario's threads\n",
@@ -784,6 +835,7 @@ static int cmd_run(int argc, char **argv) {
                    o.min_reach > 0 ? ", or by fewer than --min-reach percent of its runs" : "");
         /* a failure outranks NOT-EXERCISED (4), bad input (2) outranks both */
         if ((t.failures || unexercised) && (rc < 1 || rc == 4)) rc = 1;
+        if (no_goal && o.require_reach) unreached = true; /* after its own message above */
         if (unreached && rc == 0) rc = 4;
         if (o.json) {
             printf("{\"scenario\":");
@@ -997,7 +1049,9 @@ static int cmd_list(int argc, char **argv) {
     for (k = 0; k < SCN_OBJ_KIND_COUNT; k++) printf(" %s", scn_obj_kind_name((scn_obj_kind)k));
     printf("\nentry fields:");
     for (k = 0; k < SCN_FIELD_COUNT; k++) printf(" %s", scn_field_name((scn_field)k));
-    printf("\nfaults:");
+    printf("\npool options: min N, max N (private), stall always|never|N%%, start-delay D -- a pool "
+           "severs only while its first worker has not started: a stall scenario needs start-delay\n");
+    printf("faults:");
     for (k = 0; k < SCN_FAULT_KIND_COUNT; k++) printf(" %s", scn_fault_name((scn_fault_kind)k));
     printf("\n");
     return 0;
@@ -1044,5 +1098,5 @@ int main(int argc, char **argv) {
         printf("tpheal-harness %s (%s core, %s pool)\n", TPHEAL_BUILD_ID, BUILD_KIND, scn_pool_backend_name());
         return 0;
     }
-    return usage("unknown command");
+    return unknown_command(argv[1]);
 }

@@ -289,6 +289,10 @@ typedef struct scn_scenario {
     scn_label *labels; size_t nlabels;
     scn_order *orders; size_t norders;
     scn_require *requires; size_t nrequires;
+    /* The parser's advice on a scenario that parses but likely does not do
+     * what it says (`file:line:col: note: ...`, printed by `run`); "" none. */
+    int note_line, note_col;
+    char note[200];
 } scn_scenario;
 
 typedef struct scn_error {

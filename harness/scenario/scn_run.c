@@ -286,12 +286,29 @@ typedef struct exec_ctx {
 
 static void exec_block(exec_ctx *, const scn_block *);
 
+/* `replay --trace`: a line where a scenario callback starts and where it
+ * returns, between the trace records (numbered "#-": not records, so the
+ * numbering of the records stays the stream's).  What calls(X) and
+ * overlap(X) count, made visible.  rt_now and rt_thread_name are no
+ * scheduling points, so tracing leaves the schedule as it is. */
+static void note_callback_locked(int obj, const char *what) {
+    uint64_t now;
+    const char *who;
+    if (!R.full_trace) return;
+    now = rt_now();
+    who = rt_thread_name();
+    scn_text_printf(&R.trace_all, "#- t=%llu.%04llums %s scenario/callback-%s obj=%s calls=%llu running=%u\n",
+                    (unsigned long long)(now / SCN_MS), (unsigned long long)(now % SCN_MS), who ? who : "?",
+                    what, R.s->objs[obj].name, (unsigned long long)R.objs[obj].calls, R.objs[obj].running);
+}
+
 static void run_callback(int obj) {
     const scn_obj *o = &R.s->objs[obj];
     scn_reach_enter(SCN_REQ_OBJ_BASE + obj);
     rt_lock_acquire(&R.lock);
     R.objs[obj].calls++;
     if (++R.objs[obj].running > R.objs[obj].max_running) R.objs[obj].max_running = R.objs[obj].running;
+    note_callback_locked(obj, "start");
     rt_lock_release(&R.lock);
     if (o->callback >= 0) {
         char who[SCN_NAME_MAX + 16];
@@ -303,6 +320,7 @@ static void run_callback(int obj) {
     }
     rt_lock_acquire(&R.lock);
     R.objs[obj].running--;
+    note_callback_locked(obj, "return");
     rt_lock_release(&R.lock);
     scn_reach_leave(SCN_REQ_OBJ_BASE + obj);
 }
