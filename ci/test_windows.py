@@ -341,3 +341,39 @@ def test_stress_real_mode_end_to_end_under_wine(tmp_path, wine_realpool, realpoo
     assert all(name in declined or "real time" in why for name, why in skipped.items())
     ran = {pathlib.Path(k).name for k, v in r["scenarios"].items() if v.get("real", {}).get("runs")}
     assert ran == set(runnable), f"real runs of {ran}, expected each of {runnable}"
+
+
+# ---- the installed package on the real pool (issue 21) ------------------------------
+
+@pytest.mark.windows
+@pytest.mark.parametrize("way", ["static", "shared"])
+def test_installed_package_programs_run_on_the_real_pool_under_wine(wine_realpool, tmp_path, way):
+    """ci/test_install.py's two programs -- the README's block and
+    ci/consumer/consumer.c -- cross-built against `cmake --install build-win`
+    (tpheal-static.pc, or the DLL's import library with the DLL beside the
+    program) and run on the real Windows pool under Wine.  Bound: 300 s a run;
+    the consumer's own waits are 60 s each, for what takes under a second."""
+    need("x86_64-w64-mingw32-gcc")
+    from test_install import PROGRAMS, readme_program
+    prefix = tmp_path / "prefix"
+    rc, out = run_bounded(["cmake", "--install", str(WIN_BUILD), "--prefix", str(prefix)], 120)
+    assert rc == 0, out
+    src = {"readme": tmp_path / "readme.c", "consumer": REPO / "ci" / "consumer" / "consumer.c"}
+    src["readme"].write_text(readme_program())
+    pc = next(prefix.glob("lib*/pkgconfig"))
+    env = dict(os.environ, PKG_CONFIG_PATH=str(pc))
+    if way == "static":
+        flags = subprocess.run(["pkg-config", "--cflags", "--libs", "tpheal-static"], env=env,
+                               capture_output=True, text=True, check=True).stdout.split()
+    else:
+        flags = [f"-I{prefix / 'include'}", f"-L{prefix / 'lib'}", "-ltpheal_dll"]
+        shutil.copy(prefix / "bin" / "libtpheal.dll", tmp_path)
+    for prog, expected in PROGRAMS.items():
+        exe = tmp_path / f"{prog}-{way}.exe"
+        rc, out = run_bounded(["x86_64-w64-mingw32-gcc", "-std=c11", "-Wall", "-Wextra", "-Werror",
+                               str(src[prog]), "-o", str(exe), *flags], 120)
+        assert rc == 0, out
+        p = subprocess.run([wine_realpool["wine"], str(exe)], env=wine_realpool["env"],
+                           cwd=tmp_path, capture_output=True, timeout=300)
+        text = (p.stdout + p.stderr).decode("utf-8", "replace")
+        assert p.returncode == 0 and expected in text, (prog, way, text)
