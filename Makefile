@@ -49,7 +49,7 @@ build-noheal: deps
 	$(call configure,$(BUILD)/noheal,-DTPHEAL_SELF_HEAL=OFF)
 
 test: deps build build-asan build-tsan build-noheal
-	@ci/deps.sh windows
+	@ci/deps.sh windows node
 	TPHEAL_BUILD_DIR=$(abspath $(BUILD)) $(PYTEST) -c pyproject.toml
 
 stress: deps build $(if $(filter address,$(SANITIZE)),build-asan) $(if $(filter thread,$(SANITIZE)),build-tsan)
