@@ -45,13 +45,14 @@ ensure() {
 }
 
 mounts() {
-  # /proc: wine finds ntdll.so through /proc/self/exe (sid-chroot.sh).
-  for m in proc sys dev dev/pts; do
+  # /proc: wine finds ntdll.so through /proc/self/exe (sid-chroot.sh);
+  # /dev/shm: wineserver and Python semaphores.
+  for m in proc sys dev dev/pts dev/shm; do
     mountpoint -q "$1/$m" || sudo_ mount --bind "/$m" "$1/$m"
   done
 }
 unmount() {
-  for m in dev/pts dev sys proc; do
+  for m in dev/shm dev/pts dev sys proc; do
     ! mountpoint -q "$1/$m" || sudo_ umount "$1/$m"
   done
 }
