@@ -47,13 +47,15 @@ ensure() {
 mounts() {
   # /proc: wine finds ntdll.so through /proc/self/exe (sid-chroot.sh);
   # /dev/shm: wineserver and Python semaphores.
-  for m in proc sys dev dev/pts dev/shm; do
-    mountpoint -q "$1/$m" || sudo_ mount --bind "/$m" "$1/$m"
+  local d
+  for d in proc sys dev dev/pts dev/shm; do
+    mountpoint -q "$1/$d" || sudo_ mount --bind "/$d" "$1/$d"
   done
 }
 unmount() {
-  for m in dev/shm dev/pts dev sys proc; do
-    ! mountpoint -q "$1/$m" || sudo_ umount "$1/$m"
+  local d
+  for d in dev/shm dev/pts dev sys proc; do
+    ! mountpoint -q "$1/$d" || sudo_ umount "$1/$d"
   done
 }
 
