@@ -188,6 +188,23 @@ def test_deps_default_group_does_not_pull_node(tmp_path):
     assert "npm" not in install and "stress-ng" not in install, install
 
 
+def test_bare_chroot_runs_the_readmes_two_commands():
+    """The matrix's bare cell checks the README's promise: it must run the
+    README's two commands as written, on a machine with only the bare list
+    (no npm: a bare Debian 12 lacked it and make test failed three tests)."""
+    readme = (REPO / "README.md").read_text()
+    block = readme.split("## Set-up and use: two commands", 1)[1].split("\n\n", 2)[1]
+    commands = [l.split("#")[0].strip() for l in block.splitlines() if l.strip()]
+    assert commands == ["make stress", "make test"], commands
+    script = (REPO / "ci" / "matrix" / "bare-chroot.sh").read_text()
+    steps = re.findall(r"^  step (\w+) (make \w+)", script, re.M)
+    assert [cmd for _, cmd in steps] == commands, steps
+    bare = re.search(r"^pkgs=\(([^)]*)\)", script, re.M).group(1).split()
+    assert sorted(bare) == sorted("gcc g++ make cmake git python3 clang nodejs".split()), bare
+    run = (REPO / "ci" / "matrix" / "run.sh").read_text()
+    assert re.search(r"^\s+bare:readme:", run, re.M) and "bare-chroot.sh run" in run
+
+
 # ---- -Werror: the project's builds, not a consumer's ---------------------------
 
 def configured_flags(tmp_path, *args):
