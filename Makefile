@@ -12,7 +12,11 @@
 #   make sabotage   the sabotage sweep (SHARD=i/n)
 #   make matrix     the toolchain matrix (docs/toolchain-matrix.md): the Linux gate
 #                   jobs on Debian 12 and in a Debian sid chroot, Release/Debug/
-#                   RelWithDebInfo, gcc and clang, and the clang MSVC-mode pass
+#                   RelWithDebInfo, gcc and clang, the clang MSVC-mode pass, and the
+#                   README's two commands in a fresh clone on a bare Debian 12
+#   make soak       the flake hunt: make test SOAK_RUNS times (5), each beside
+#                   SOAK_LOAD stress-ng CPU hogs (2); runs, failures, causes
+#                   (docs/stress.md, "Soak"; build/soak/soak.json)
 SHELL := /bin/bash
 PYTEST := /usr/bin/python3 -m pytest
 JOBS ?= 2
@@ -21,8 +25,11 @@ STRESS_SECONDS ?= 60
 SEED ?=
 SHARD ?=
 SANITIZE ?=
+PYTEST_ARGS ?=
+SOAK_RUNS ?= 5
+SOAK_LOAD ?= 2
 
-.PHONY: all deps build build-asan build-tsan build-noheal test stress stress-windows windows sabotage fuzz matrix clean
+.PHONY: all deps build build-asan build-tsan build-noheal test stress stress-windows windows sabotage fuzz matrix soak clean
 
 all: build
 
@@ -49,8 +56,8 @@ build-noheal: deps
 	$(call configure,$(BUILD)/noheal,-DTPHEAL_SELF_HEAL=OFF)
 
 test: deps build build-asan build-tsan build-noheal
-	@ci/deps.sh windows
-	TPHEAL_BUILD_DIR=$(abspath $(BUILD)) $(PYTEST) -c pyproject.toml
+	@ci/deps.sh windows node
+	TPHEAL_BUILD_DIR=$(abspath $(BUILD)) $(PYTEST) -c pyproject.toml $(PYTEST_ARGS)
 
 stress: deps build $(if $(filter address,$(SANITIZE)),build-asan) $(if $(filter thread,$(SANITIZE)),build-tsan)
 	/usr/bin/python3 ci/stress.py --build $(BUILD) --seconds $(STRESS_SECONDS) \
@@ -74,6 +81,10 @@ sabotage: deps build
 matrix:
 	@ci/deps.sh all
 	ci/matrix/run.sh
+
+soak:
+	@ci/deps.sh windows node soak
+	/usr/bin/python3 ci/soak.py --runs $(SOAK_RUNS) --load $(SOAK_LOAD) --keep-going
 
 # make mutants   generated mutants of core/src against the whole suite (docs/mutation.md):
 #   FILES='harness/sim/*.c' SAMPLE=N MUTANT_SEED=S DIFF=BASE (only mutants on lines changed since BASE)

@@ -7,26 +7,40 @@
 # everything is present, so every make target and ci/gate.sh can call it.
 #   ci/deps.sh            build, unit tests, scenarios, sanitizers, stress, fuzz
 #   ci/deps.sh windows    + mingw-w64 and Wine (make windows, the Wine job)
-#   ci/deps.sh all        both (what .ci/run installs)
+#   ci/deps.sh node       + Node.js and npm (make test: the workflow lint and the
+#                           sabotage report's schema and viewer, from the npm registry)
+#   ci/deps.sh soak       + stress-ng (make soak's competing load)
+#   ci/deps.sh all        windows + node (what .ci/run and make test install)
+# Groups combine: `ci/deps.sh windows node soak`.
 # What uses what: cmake/make/gcc the builds; clang + libclang-rt-dev the
 # sanitizer and fuzz builds (and the clang MSVC-mode pass); libcmocka-dev the
 # unit tests; pkg-config ci/test_install.py; python3-pytest the driver; git
 # ci/test_sabotage.py; ccache the sabotage sweep's restores (ci/sabotage/sweep.py
 # uses it when present: docs/sabotage.md); gcc-mingw-w64-x86-64 (its headers serve the MSVC-mode
 # pass too), wine and dpkg-dev (cmocka's source package) the Windows build.
+# Debian ships npm apart from nodejs (a bare Debian 12 with nodejs failed three
+# tests for the lack of it); ca-certificates because `npm ci` fetches over
+# https and a minbase Debian has no CA bundle.  npm is looked for on PATH,
+# not by package: a GitHub runner's and NodeSource's Node carry their own npm,
+# and Debian's npm package conflicts with NodeSource's nodejs.
 set -euo pipefail
 pkgs=(cmake make gcc clang libclang-rt-dev libcmocka-dev pkg-config python3 python3-pytest git ccache)
-case "${1:-}" in
-  "") ;;
-  windows|all) pkgs+=(gcc-mingw-w64-x86-64 wine wine64 dpkg-dev) ;;
-  *) echo "usage: $0 [windows|all]" >&2; exit 2 ;;
-esac
+node=0
+for group in "$@"; do
+  case "$group" in
+    windows) pkgs+=(gcc-mingw-w64-x86-64 wine wine64 dpkg-dev) ;;
+    node) node=1 ;;
+    soak) pkgs+=(stress-ng) ;;
+    all) pkgs+=(gcc-mingw-w64-x86-64 wine wine64 dpkg-dev); node=1 ;;
+    *) echo "usage: $0 [windows] [node] [soak] | all" >&2; exit 2 ;;
+  esac
+done
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
-if ! command -v npm >/dev/null 2>&1; then
-  echo "ci/deps.sh: note: npm not found; the workflow lint and the sabotage report viewer need Node.js + npm" >&2
+if [[ $node -eq 1 ]] && ! command -v npm >/dev/null 2>&1; then
+  missing+=(nodejs npm ca-certificates)
 fi
 [[ ${#missing[@]} -eq 0 ]] && exit 0
 if [[ $(id -u) -eq 0 ]]; then

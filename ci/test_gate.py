@@ -155,6 +155,56 @@ def test_deps_without_root_or_sudo_says_what_to_run(tmp_path):
     assert rc == 1 and "apt-get install -y --no-install-recommends cmake" in out, out
 
 
+def deps_install_line(tmp_path, *groups):
+    """The apt-get install line deps.sh asks sudo for on a machine with
+    nothing installed and no npm on PATH (PATH holds only the stubs and grep)."""
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    log = tmp_path / "sudo.log"
+    stub(bin_, "id", 'echo 1001\n')
+    stub(bin_, "dpkg-query", "exit 1\n")
+    stub(bin_, "sudo", f'echo "$*" >> "{log}"\n')
+    (bin_ / "grep").symlink_to(shutil.which("grep"))
+    rc, out = run_bounded(["/bin/bash", str(REPO / "ci" / "deps.sh"), *groups], 60,
+                          env=dict(os.environ, PATH=str(bin_)))
+    assert rc == 0, out
+    return [c for c in log.read_text().splitlines() if "apt-get install" in c][0].split()
+
+
+def test_deps_installs_npm_for_make_test(tmp_path):
+    """A bare Debian 12 with Debian's nodejs had no npm (its own package there)
+    and `make test` failed three tests: the groups make test names bring npm,
+    nodejs and the CA bundle `npm ci` needs for https."""
+    make = (REPO / "Makefile").read_text()
+    recipe = re.search(r"^test:.*\n((?:\t.*\n)+)", make, re.M).group(1)
+    groups = re.search(r"ci/deps\.sh ([\w ]+)", recipe).group(1).split()
+    install = deps_install_line(tmp_path, *groups)
+    for p in ("npm", "nodejs", "ca-certificates", "wine", "gcc-mingw-w64-x86-64"):
+        assert p in install, (p, install)
+
+
+def test_deps_default_group_does_not_pull_node(tmp_path):
+    install = deps_install_line(tmp_path)
+    assert "npm" not in install and "stress-ng" not in install, install
+
+
+def test_bare_chroot_runs_the_readmes_two_commands():
+    """The matrix's bare cell checks the README's promise: it must run the
+    README's two commands as written, on a machine with only the bare list
+    (no npm: a bare Debian 12 lacked it and make test failed three tests)."""
+    readme = (REPO / "README.md").read_text()
+    block = readme.split("## Set-up and use: two commands", 1)[1].split("\n\n", 2)[1]
+    commands = [l.split("#")[0].strip() for l in block.splitlines() if l.strip()]
+    assert commands == ["make stress", "make test"], commands
+    script = (REPO / "ci" / "matrix" / "bare-chroot.sh").read_text()
+    steps = re.findall(r"^  step (\w+) (make \w+)", script, re.M)
+    assert [cmd for _, cmd in steps] == commands, steps
+    bare = re.search(r"^pkgs=\(([^)]*)\)", script, re.M).group(1).split()
+    assert sorted(bare) == sorted("gcc g++ make cmake git python3 clang nodejs".split()), bare
+    run = (REPO / "ci" / "matrix" / "run.sh").read_text()
+    assert re.search(r"^\s+bare:readme:", run, re.M) and "bare-chroot.sh run" in run
+
+
 # ---- -Werror: the project's builds, not a consumer's ---------------------------
 
 def configured_flags(tmp_path, *args):

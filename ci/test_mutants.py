@@ -318,7 +318,7 @@ def test_fixture_stops_at_the_first_kill_cheapest_first(fx_mut):
 
 def test_fixture_report_is_stryker_schema(fx_mut):
     if not rp.SCHEMA.exists():  # as test_sabotage.py's npm_packages: pinned by the lock file
-        assert shutil.which("npm"), "npm is needed for the report schema (ci/deps.sh notes it)"
+        assert shutil.which("npm"), "npm is needed for the report schema (ci/deps.sh node installs it; make test runs that)"
         p = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=SAB, capture_output=True,
                            text=True, timeout=600)
         assert p.returncode == 0, p.stdout + p.stderr

@@ -49,7 +49,7 @@ def npm_packages():
     pinned by its lock file); a fresh clone installs them here."""
     if not (rp.SCHEMA.exists() and rp.BUNDLE.exists()):
         if shutil.which("npm") is None:
-            pytest.fail("npm is needed for the sabotage report's schema and viewer (ci/deps.sh notes it)")
+            pytest.fail("npm is needed for the sabotage report's schema and viewer (ci/deps.sh node installs it; make test runs that)")
         p = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=SAB, capture_output=True,
                            text=True, timeout=600)
         assert p.returncode == 0, p.stdout + p.stderr

@@ -106,7 +106,7 @@ static inline void ot_blocked_pool_begin(ot_blocked_pool *b) {
     tph_env_set_pool(&b->env, b->pool);
     TPH_CHECK_EQ(tph_work_create(&b->blocker, ot__blocker_fn, &b->gate, &b->env), TPH_OK);
     TPH_CHECK_EQ(tph_work_submit(b->blocker), TPH_OK);
-    TPH_CHECK(ot_gate_wait_entered(&b->gate, 1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(ot_gate_wait_entered(&b->gate, 1, TPH_TEST_PATIENCE));
 }
 
 static inline void ot_blocked_pool_end(ot_blocked_pool *b) {

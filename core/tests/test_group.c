@@ -78,7 +78,7 @@ static void members_begin(members *m) {
     TPH_CHECK_EQ(tph_wait_arm(m->wt, TPH_WAIT_FOREVER), TPH_OK);
     ot_trace_take();
     wait_handle = ot_last_a("SetThreadpoolWait");
-    TPH_CHECK(ot_wait_queued(wait_handle, 1, TPH_TEST_SECOND));
+    TPH_CHECK(ot_wait_queued(wait_handle, 1, TPH_TEST_PATIENCE));
     tph_test_sleep(2 * TPH_TEST_TICK);
 }
 

@@ -202,7 +202,7 @@ static void body_lazy_healer(void *ctx) {
         n = tph_test_event_count("healer-tick", TPH_TEST_ANY);
         TPH_CHECK(n >= 10 && n <= 21);
     } else {
-        TPH_CHECK(tph_test_wait_event("healer-tick", TPH_TEST_ANY, 1, 5 * TPH_TEST_SECOND));
+        TPH_CHECK(tph_test_wait_event("healer-tick", TPH_TEST_ANY, 1, TPH_TEST_PATIENCE));
     }
     /* Started once: later cancellations take the fast path. */
     TPH_CHECK(tph_owe_repair(&r));
@@ -263,7 +263,7 @@ static void body_running_before_announced(void *ctx) {
     TPH_CHECK(r1.entry != NULL && r2.entry != NULL);
     tph_test_hold("healer-started", TPH_TEST_ANY);
     t = tph_test_spawn("starter", owe_one, &r1);
-    TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_test_wait_held(1, TPH_TEST_PATIENCE));
     TPH_CHECK(tph_heal_healer_running());
     TPH_CHECK(tph_owe_repair(&r2)); /* does not wait for the parked starter */
     TPH_CHECK_EQ(tph_test_held_now(), 1);

@@ -57,7 +57,7 @@ static void body_hook_reads_registry(void *ctx) {
     TPH_CHECK(tph_wait_try_cancel_pending(w) == TPH_OK);
     tph_test_sleep(TPH_TEST_TICK + 1);
     tph_heal_tick();
-    TPH_CHECK(tph_test_wait_event("repair-ran", tph_pool_key(pool), 1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_test_wait_event("repair-ran", tph_pool_key(pool), 1, TPH_TEST_PATIENCE));
     tph_registration_release(&r);
     TPH_CHECK(tph_wait_close(w) == TPH_OK);
     tph_heal_tick();

@@ -118,7 +118,7 @@ static void body_owing_entry_outlives(void *ctx) {
     TPH_CHECK(entry_of(b.key, &info));
     TPH_CHECK_EQ(info.outstanding, 1);
     tph_test_blocker_open(&b);
-    TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 1, TPH_TEST_PATIENCE));
     /* Answered: the next tick retires it. */
     tph_heal_tick();
     TPH_CHECK(!entry_of(b.key, &info));
@@ -149,7 +149,7 @@ static void body_outstanding_keeps_entry_at_release(void *ctx) {
     tph_heal_retire_idle();
     TPH_CHECK(entry_of(b.key, &info));
     tph_test_blocker_open(&b);
-    TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 1, TPH_TEST_PATIENCE));
     tph_heal_retire_idle();
     TPH_CHECK(!entry_of(b.key, &info));
     tph_test_blocker_finish(&b);
@@ -179,8 +179,8 @@ static void body_one_pass_retires_all(void *ctx) {
     /* The first and the last become idle; the middle one still owes. */
     tph_test_blocker_open(&b[0]);
     tph_test_blocker_open(&b[2]);
-    TPH_CHECK(tph_test_wait_event("repair-ran", b[0].key, 1, 10 * TPH_TEST_SECOND));
-    TPH_CHECK(tph_test_wait_event("repair-ran", b[2].key, 1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_test_wait_event("repair-ran", b[0].key, 1, TPH_TEST_PATIENCE));
+    TPH_CHECK(tph_test_wait_event("repair-ran", b[2].key, 1, TPH_TEST_PATIENCE));
     /* The tick's pass: its batch holds every entry while it visits them and
      * gives each back before retiring the idle ones (then torn down). */
     if (*(const bool *)ctx) tph_heal_tick();
@@ -194,7 +194,7 @@ static void body_one_pass_retires_all(void *ctx) {
     TPH_CHECK(entry_of(b[1].key, &info));
     TPH_CHECK_EQ(tph_test_event_count("entry-retired", b[1].key), 0);
     tph_test_blocker_open(&b[1]);
-    TPH_CHECK(tph_test_wait_event("repair-ran", b[1].key, 1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_test_wait_event("repair-ran", b[1].key, 1, TPH_TEST_PATIENCE));
     tph_heal_retire_idle();
     TPH_CHECK_EQ(tph_heal_entry_count(), 0);
     TPH_CHECK_EQ(tph_test_event_count("repair-closed", b[1].key), 1);
@@ -272,7 +272,7 @@ static void body_racing_first_objects(void *ctx) {
     /* The first is parked making the entry's repair work, creation lock held. */
     tph_test_hold("CreateThreadpoolWork", b[0].key);
     t1 = tph_test_spawn("first", registerer, &one);
-    TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_test_wait_held(1, TPH_TEST_PATIENCE));
     t2 = tph_test_spawn("second", registerer, &two);
     tph_test_quiet(TPH_TEST_SECOND);
     tph_test_release_hold();
@@ -387,7 +387,7 @@ static void body_cancel_at_clock_zero(void *ctx) {
     TPH_CHECK_EQ(tph_test_entry(b.key).last_cancelled, 1);
     TPH_CHECK(tph_test_entry(b.key).unhealed);
     tph_test_blocker_open(&b);
-    TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 1, TPH_TEST_PATIENCE));
     tph_registration_release(&r);
     tph_test_blocker_finish(&b);
 }
@@ -413,7 +413,7 @@ static void body_end_inside_creation(void *ctx) {
     TPH_CHECK(tph_test_blocker_start(&b));
     tph_test_hold("CreateThreadpoolWork", b.key);
     (void)tph_test_spawn("registering", park_registering, &b);
-    TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_test_wait_held(1, TPH_TEST_PATIENCE));
     rt_end_process("ended with the creation lock held");
 }
 
@@ -455,7 +455,7 @@ static void body_records_after_creation_lock(void *ctx) {
         }
         tph_test_hold(failing ? "register-failed" : "entry-created", b[0].key);
         t = tph_test_spawn("first", registerer, &one);
-        TPH_CHECK(tph_test_wait_held((uint64_t)failing + 1, 10 * TPH_TEST_SECOND));
+        TPH_CHECK(tph_test_wait_held((uint64_t)failing + 1, TPH_TEST_PATIENCE));
         other = tph_register(b[1].key); /* would wait for the held thread's lock */
         TPH_CHECK(other.entry != NULL);
         TPH_CHECK_EQ(tph_test_held_now(), 1);
@@ -529,7 +529,7 @@ static void body_clock_read_before_publish(void *ctx) {
         s.cancel = cancel != 0;
         tph_test_hold(cancel ? "cancel-clock-read" : "submit-clock-read", b.key);
         t = tph_test_spawn("stamper", stamp_thread, &s);
-        TPH_CHECK(tph_test_wait_held((uint64_t)cancel + 1, 10 * TPH_TEST_SECOND));
+        TPH_CHECK(tph_test_wait_held((uint64_t)cancel + 1, TPH_TEST_PATIENCE));
         if (cancel) TPH_CHECK_EQ(tph_test_entry(b.key).last_cancelled, before.last_cancelled);
         else TPH_CHECK_EQ(tph_test_entry(b.key).last_submitted, before.last_submitted);
         tph_test_release_hold();
@@ -544,13 +544,13 @@ static void body_clock_read_before_publish(void *ctx) {
         s.cancel = true;
         tph_test_hold("cancelled", b.key);
         t = tph_test_spawn("stamper", stamp_thread, &s);
-        TPH_CHECK(tph_test_wait_held(3, 10 * TPH_TEST_SECOND));
+        TPH_CHECK(tph_test_wait_held(3, TPH_TEST_PATIENCE));
         TPH_CHECK(tph_test_entry(b.key).last_cancelled > before.last_cancelled);
         tph_test_release_hold();
         rt_join(t);
     }
     tph_test_blocker_open(&b);
-    TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 1, TPH_TEST_PATIENCE));
     tph_registration_release(&r);
     tph_test_blocker_finish(&b);
 }
@@ -572,14 +572,14 @@ static void body_inline_record_first(void *ctx) {
     s.cancel = true;
     tph_test_hold("repair-submitted-inline", b.key);
     t = tph_test_spawn("canceller", stamp_thread, &s);
-    TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_test_wait_held(1, TPH_TEST_PATIENCE));
     TPH_CHECK_EQ(tph_test_entry(b.key).outstanding, 0);
     TPH_CHECK_EQ(tph_test_entry(b.key).last_submitted, 0);
     tph_test_release_hold();
     rt_join(t);
     TPH_CHECK_EQ(tph_test_entry(b.key).outstanding, 1);
     tph_test_blocker_open(&b);
-    TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 1, TPH_TEST_PATIENCE));
     tph_registration_release(&r);
     tph_test_blocker_finish(&b);
 }

@@ -44,7 +44,7 @@ static void body_tick_walks_every_batch(void *ctx) {
         TPH_CHECK_EQ(tph_test_event_count("repair-submitted", (uintptr_t)pools[i]), 1);
     TPH_CHECK_EQ(tph_test_event_count("repair-submitted", TPH_TEST_ANY), MANY);
     TPH_CHECK_EQ(tph_test_event_count("repair-in-flight", TPH_TEST_ANY), 0);
-    TPH_CHECK(tph_test_wait_event("repair-ran", TPH_TEST_ANY, MANY, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_test_wait_event("repair-ran", TPH_TEST_ANY, MANY, TPH_TEST_PATIENCE));
     for (i = 0; i < MANY; i++) tph_registration_release(&regs[i]);
     TPH_CHECK_EQ(tph_heal_entry_count(), 0);
     for (i = 0; i < MANY; i++) {
@@ -94,7 +94,7 @@ static void body_stamp_before_healer_start(void *ctx) {
     TPH_CHECK(s->started);
     TPH_CHECK(s->cancelled_at_start != 0);
     TPH_CHECK_EQ(s->cancelled_at_start, tph_test_entry(b.key).last_cancelled);
-    TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 1, TPH_TEST_PATIENCE));
     tph_registration_release(&r);
     tph_test_blocker_finish(&b);
 }
@@ -123,7 +123,7 @@ static void body_cancel_uses_own_entry(void *ctx) {
     TPH_CHECK_EQ(tph_test_event_count("released", b.key), 0);
     TPH_CHECK_EQ(tph_test_event_count("cancelled", b.key), 1);
     TPH_CHECK_EQ(tph_test_entry(b.key).objects, 1);
-    TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 1, TPH_TEST_PATIENCE));
     tph_registration_release(&r);
     tph_test_blocker_finish(&b);
 }
@@ -187,7 +187,7 @@ static void body_overdue_threshold(void *ctx) {
     TPH_CHECK_EQ(tph_test_entry(b.key).outstanding, oc->expect_overdue ? 2 : 1);
     tph_test_blocker_open(&b);
     if (oc->expect_overdue)
-        TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 1, 10 * TPH_TEST_SECOND));
+        TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 1, TPH_TEST_PATIENCE));
     /* The stamped-only submission never reached the pool: clear it by hand
      * so the entry can retire. */
     tph_entry_note_repair_started(r.entry);
@@ -236,7 +236,7 @@ static void body_tick_record_inside_lock(void *ctx) {
     (void)ctx;
     tph_test_hold("healer-tick", TPH_TEST_ANY);
     t1 = tph_test_spawn("tick-1", ticker, NULL);
-    TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_test_wait_held(1, TPH_TEST_PATIENCE));
     t2 = tph_test_spawn("tick-2", ticker, NULL);
     tph_test_quiet(TPH_TEST_SECOND);
     TPH_CHECK_EQ(tph_test_event_count("healer-tick", TPH_TEST_ANY), 1);

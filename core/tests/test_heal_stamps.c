@@ -200,7 +200,7 @@ static void body_two_outstanding(void *ctx) {
     TPH_CHECK_EQ(tph_heal_entry_count(), 1);
     tph_test_hold("repair-started", key);
     tph_test_blocker_open(&b);
-    TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_test_wait_held(1, TPH_TEST_PATIENCE));
     /* First repair started (and healed the stamp); the second is queued
      * behind it on the pool's one thread. */
     TPH_CHECK_EQ(tph_test_entry(key).outstanding, 1);
@@ -210,7 +210,7 @@ static void body_two_outstanding(void *ctx) {
     tph_heal_retire_idle();
     TPH_CHECK_EQ(tph_heal_entry_count(), 1);
     tph_test_release_hold();
-    TPH_CHECK(tph_test_wait_event("repair-ran", key, 2, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_test_wait_event("repair-ran", key, 2, TPH_TEST_PATIENCE));
     TPH_CHECK_EQ(tph_test_entry(key).outstanding, 0);
     TPH_CHECK_EQ(tph_test_entry(key).repairs_run, 2);
     tph_heal_retire_idle();

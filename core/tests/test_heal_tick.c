@@ -30,7 +30,7 @@ static void body_tick_leaves_healthy(void *ctx) {
     tph_entry_stamp_cancelled(r.entry, tph_heal_now());
     tph_test_sleep(TPH_TEST_TICK + 1);
     tph_heal_tick();
-    TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 1, TPH_TEST_PATIENCE));
     TPH_CHECK(!tph_test_entry(b.key).unhealed);
     tph_heal_tick();
     tph_heal_tick();
@@ -61,7 +61,7 @@ static void body_tick_submits_own_work(void *ctx) {
     tph_entry_stamp_cancelled(r.entry, tph_heal_now());
     tph_test_sleep(TPH_TEST_TICK + 1);
     tph_heal_tick();
-    TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 1, TPH_TEST_PATIENCE));
     /* Nothing was created on the healing path; the entry's own work ran. */
     TPH_CHECK_EQ(sim_fault_calls(SIM_FAULT_WORK_CREATE), creates);
     TPH_CHECK_EQ(tph_test_entry(b.key).repairs_run, 1);
@@ -96,7 +96,7 @@ static void body_in_flight_blocks_second(void *ctx) {
     TPH_CHECK_EQ(tph_test_event_count("repair-in-flight", b.key), 2);
     TPH_CHECK_EQ(tph_test_event_count("repair-overdue", b.key), 0);
     tph_test_blocker_open(&b);
-    TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 1, TPH_TEST_PATIENCE));
     tph_registration_release(&r);
     tph_test_blocker_finish(&b);
 }
@@ -132,14 +132,14 @@ static void body_cancel_during_tick(void *ctx) {
     /* The tick has read the entry as owed and is about to submit... */
     tph_test_hold("repair-submitted", b.key);
     t = tph_test_spawn("tick", run_tick, NULL);
-    TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_test_wait_held(1, TPH_TEST_PATIENCE));
     /* ...when a second cancellation lands. */
     tph_test_sleep(2 * TPH_TEST_TICK);
     second = tph_heal_now();
     tph_entry_stamp_cancelled(r.entry, second);
     tph_test_release_hold();
     rt_join(t);
-    TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 1, TPH_TEST_PATIENCE));
     /* The tick cleared nothing: the second cancellation still stands unless
      * a repair started strictly after it. */
     TPH_CHECK_EQ(tph_test_entry(b.key).last_cancelled, second);
@@ -148,7 +148,7 @@ static void body_cancel_during_tick(void *ctx) {
     tph_test_sleep(TPH_TEST_TICK + 1);
     if (tph_test_entry(b.key).unhealed) {
         tph_heal_tick();
-        TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 2, 10 * TPH_TEST_SECOND));
+        TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 2, TPH_TEST_PATIENCE));
     }
     TPH_CHECK(!tph_test_entry(b.key).unhealed);
     tph_registration_release(&r);
@@ -206,10 +206,10 @@ static void body_overdue(void *ctx) {
      * at its "repair-ran", the entry already reads no episode. */
     tph_test_hold("repair-ran", b.key);
     tph_test_blocker_open(&b);
-    TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_test_wait_held(1, TPH_TEST_PATIENCE));
     TPH_CHECK_EQ(tph_test_entry(b.key).overdue_episodes, 0);
     tph_test_release_hold();
-    TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 4, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_test_wait_event("repair-ran", b.key, 4, TPH_TEST_PATIENCE));
     TPH_CHECK_EQ(tph_test_entry(b.key).outstanding, 0);
     TPH_CHECK_EQ(tph_test_entry(b.key).overdue_episodes, 0);
     TPH_CHECK(!tph_test_entry(b.key).unhealed);
@@ -257,12 +257,12 @@ static void body_retire_waits(void *ctx) {
      * the entry becomes retirable while its callback still runs. */
     tph_test_hold("repair-started", b.key);
     tph_entry_submit_repair(c.r.entry);
-    TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_test_wait_held(1, TPH_TEST_PATIENCE));
     TPH_CHECK(tph_entry_is_retirable(c.r.entry) == false); /* one object left */
     TPH_CHECK_EQ(tph_test_entry(b.key).outstanding, 0);
     TPH_CHECK(!tph_test_entry(b.key).unhealed);
     t = tph_test_spawn("releaser", releaser, &c);
-    TPH_CHECK(tph_test_wait_event("entry-retired", b.key, 1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_test_wait_event("entry-retired", b.key, 1, TPH_TEST_PATIENCE));
     /* The teardown must be blocked in its drain. */
     tph_test_quiet(TPH_TEST_SECOND);
     TPH_CHECK(!c.done);

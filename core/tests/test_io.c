@@ -56,7 +56,7 @@ static void accounting_body(void *ctx) {
     TPH_CHECK_EQ(tph_io_cancel(io), TPH_OK);
     TPH_CHECK_EQ(tph_io_outstanding(io), 2);
     TPH_CHECK(sim_io_complete(file, &ov[0], 0, 10));
-    TPH_CHECK(ot_wait_count(&x.c, 1, TPH_TEST_SECOND));
+    TPH_CHECK(ot_wait_count(&x.c, 1, TPH_TEST_PATIENCE));
     /* Counted down before the user function ran. */
     TPH_CHECK_EQ(x.outstanding_in_cb, 1);
     TPH_CHECK(sim_io_complete(file, &ov[1], 0, 32));
@@ -190,7 +190,7 @@ static void start_during_close_body(void *ctx) {
     c.got = TPH_EINVAL;
     tph_test_hold("WaitForThreadpoolIoCallbacks", TPH_TEST_ANY);
     t = tph_test_spawn("closer", closer, &c);
-    TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_test_wait_held(1, TPH_TEST_PATIENCE));
     TPH_CHECK_EQ(tph_io_start(c.io), TPH_EBUSY);
     TPH_CHECK_EQ(tph_io_outstanding(c.io), 0);
     tph_test_release_hold();
@@ -220,7 +220,7 @@ static void start_counted_first_body(void *ctx) {
     TPH_CHECK_EQ(tph_io_create(&io, file, io_fn, &x, NULL), TPH_OK);
     tph_test_hold("StartThreadpoolIo", TPH_TEST_ANY);
     t = tph_test_spawn("starter", starter, io);
-    TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_test_wait_held(1, TPH_TEST_PATIENCE));
     TPH_CHECK_EQ(tph_io_outstanding(io), 1);
     tph_test_release_hold();
     rt_join(t);

@@ -52,7 +52,7 @@ static void untracked_body(void *ctx) {
     ot_trace_start();
     TPH_CHECK_EQ(tph_wait_arm(w, TPH_WAIT_FOREVER), TPH_OK);
     ot_trace_take();
-    TPH_CHECK(ot_wait_queued(ot_last_a("SetThreadpoolWait"), 1, TPH_TEST_SECOND));
+    TPH_CHECK(ot_wait_queued(ot_last_a("SetThreadpoolWait"), 1, TPH_TEST_PATIENCE));
     TPH_CHECK_EQ(tph_wait_try_cancel_pending_no_heal_tracking(w), TPH_OK);
     TPH_CHECK_EQ(tph_wait_close(w), TPH_OK);
 

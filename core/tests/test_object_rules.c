@@ -157,7 +157,7 @@ static void body_wait_close_disarms(void *ctx) {
     /* Park the close after its drain, just before the native close... */
     tph_test_hold("CloseThreadpoolWait", TPH_TEST_ANY);
     t = tph_test_spawn("closer", close_it, &cl);
-    TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_test_wait_held(1, TPH_TEST_PATIENCE));
     /* ...and signal: an armed wait would queue a callback the drain is
      * already past, into an object about to be freed. */
     TPH_CHECK_EQ(tph_event_set(ev), TPH_OK);
@@ -261,7 +261,7 @@ static void body_timer_close_disarms(void *ctx) {
      * would tick into an object about to be freed. */
     tph_test_hold("CloseThreadpoolTimer", TPH_TEST_ANY);
     th = tph_test_spawn("closer", close_timer, &cl);
-    TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_test_wait_held(1, TPH_TEST_PATIENCE));
     tph_test_sleep(100 * TPH_TEST_MS);
     TPH_CHECK_EQ(c.n, 0);
     tph_test_release_hold();
@@ -343,7 +343,7 @@ static void body_wait_stop_refuses_arms(void *ctx) {
         tph_test_hold("WaitForThreadpoolWaitCallbacks", TPH_TEST_ANY);
         t = tph_test_spawn("stopper", stopper, &a);
         /* held counts every thread that ever reached a hold of this run */
-        TPH_CHECK(tph_test_wait_held((uint64_t)cancel + 1, 10 * TPH_TEST_SECOND));
+        TPH_CHECK(tph_test_wait_held((uint64_t)cancel + 1, TPH_TEST_PATIENCE));
         TPH_CHECK_EQ(tph_wait_arm(a.w, TPH_WAIT_FOREVER), TPH_EBUSY);
         tph_test_release_hold();
         rt_join(t);
@@ -358,7 +358,7 @@ static void body_wait_stop_refuses_arms(void *ctx) {
         TPH_CHECK_EQ(tph_wait_arm(a.w, TPH_WAIT_FOREVER), TPH_OK);
         tph_test_hold_first("SetThreadpoolWait", TPH_TEST_ANY);
         t = tph_test_spawn("stopper", stopper, &a);
-        TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
+        TPH_CHECK(tph_test_wait_held(1, TPH_TEST_PATIENCE));
         TPH_CHECK_EQ(tph_wait_arm(a.w, TPH_WAIT_FOREVER), TPH_EBUSY);
         tph_test_release_hold();
         rt_join(t);
@@ -428,7 +428,7 @@ static void body_arm_during_drain_owed(void *ctx) {
         else TPH_CHECK_EQ(tph_periodic_create(&d.periodic, 60000, periodic_fn, &c, NULL), TPH_OK);
         tph_test_hold(drain_event[d.which], TPH_TEST_ANY);
         t = tph_test_spawn("owner", owner_drains, &d);
-        TPH_CHECK(tph_test_wait_held((uint64_t)d.which + 1, 10 * TPH_TEST_SECOND));
+        TPH_CHECK(tph_test_wait_held((uint64_t)d.which + 1, TPH_TEST_PATIENCE));
         /* The arm lands while the owner's drain is parked at its native wait. */
         if (d.work) TPH_CHECK_EQ(tph_work_submit(d.work), TPH_OK);
         if (d.timer) TPH_CHECK_EQ(tph_timer_set_after(d.timer, 60000, 0), TPH_OK);
@@ -483,7 +483,7 @@ static void body_close_refuses_arms(void *ctx) {
         else TPH_CHECK_EQ(tph_periodic_create(&d.periodic, 60000, periodic_fn, &c, NULL), TPH_OK);
         tph_test_hold(drain_event[d.which], TPH_TEST_ANY);
         t = tph_test_spawn("closer", closer_thread, &d);
-        TPH_CHECK(tph_test_wait_held((uint64_t)k + 1, 10 * TPH_TEST_SECOND));
+        TPH_CHECK(tph_test_wait_held((uint64_t)k + 1, TPH_TEST_PATIENCE));
         if (d.work) TPH_CHECK_EQ(tph_work_submit(d.work), TPH_EBUSY);
         if (d.timer) TPH_CHECK_EQ(tph_timer_set_after(d.timer, 1, 0), TPH_EBUSY);
         if (d.wait) TPH_CHECK_EQ(tph_wait_arm(d.wait, TPH_WAIT_FOREVER), TPH_EBUSY);
@@ -523,7 +523,7 @@ static void body_close_marks_before_disarm(void *ctx) {
         else TPH_CHECK_EQ(tph_periodic_create(&d.periodic, 60000, periodic_fn, &c, NULL), TPH_OK);
         tph_test_hold_first(disarm_event[k], TPH_TEST_ANY);
         t = tph_test_spawn("closer", closer_thread, &d);
-        TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
+        TPH_CHECK(tph_test_wait_held(1, TPH_TEST_PATIENCE));
         if (d.timer) TPH_CHECK_EQ(tph_timer_set_after(d.timer, 1, 0), TPH_EBUSY);
         if (d.wait) TPH_CHECK_EQ(tph_wait_arm(d.wait, TPH_WAIT_FOREVER), TPH_EBUSY);
         if (d.periodic) TPH_CHECK_EQ(tph_periodic_start(d.periodic), TPH_EBUSY);
@@ -549,7 +549,7 @@ static void body_periodic_stop_marks_before_disarm(void *ctx) {
     TPH_CHECK_EQ(tph_periodic_start(p), TPH_OK);
     tph_test_hold_first("SetThreadpoolTimer", TPH_TEST_ANY);
     t = tph_test_spawn("stopper", periodic_stopper, p);
-    TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_test_wait_held(1, TPH_TEST_PATIENCE));
     TPH_CHECK_EQ(tph_periodic_start(p), TPH_EBUSY);
     tph_test_release_hold();
     rt_join(t);
@@ -558,7 +558,7 @@ static void body_periodic_stop_marks_before_disarm(void *ctx) {
     TPH_CHECK_EQ(tph_periodic_start(p), TPH_OK);
     tph_test_hold("WaitForThreadpoolTimerCallbacks", TPH_TEST_ANY);
     t = tph_test_spawn("stopper", periodic_stopper, p);
-    TPH_CHECK(tph_test_wait_held(2, 10 * TPH_TEST_SECOND)); /* the first hold counted one */
+    TPH_CHECK(tph_test_wait_held(2, TPH_TEST_PATIENCE)); /* the first hold counted one */
     TPH_CHECK_EQ(tph_periodic_start(p), TPH_EBUSY);
     tph_test_release_hold();
     rt_join(t);
@@ -651,7 +651,7 @@ static void body_wait_close_disarm_then_drain(void *ctx) {
     TPH_CHECK_EQ(tph_wait_arm(x.w, TPH_WAIT_FOREVER), TPH_OK);
     tph_test_hold_first("SetThreadpoolWait", TPH_TEST_ANY);
     t = tph_test_spawn("closer", race_closer, &x);
-    TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_test_wait_held(1, TPH_TEST_PATIENCE));
     TPH_CHECK_EQ(tph_event_set(ev), TPH_OK);
     tph_test_sleep(TPH_TEST_MS);
     tph_test_release_hold();
@@ -687,7 +687,7 @@ static void body_timer_close_disarm_then_drain(void *ctx) {
     TPH_CHECK_EQ(tph_timer_set_after(tm, 5, 0), TPH_OK);
     tph_test_hold_first("SetThreadpoolTimer", TPH_TEST_ANY);
     t = tph_test_spawn("closer", closes_timer, tm);
-    TPH_CHECK(tph_test_wait_held(1, 10 * TPH_TEST_SECOND));
+    TPH_CHECK(tph_test_wait_held(1, TPH_TEST_PATIENCE));
     tph_test_sleep(20 * TPH_TEST_MS); /* the tick fires and queues behind the busy work */
     tph_test_release_hold();
     tph_test_sleep(100 * TPH_TEST_MS);

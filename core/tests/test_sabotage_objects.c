@@ -21,8 +21,6 @@
 
 #include "objects_test.h"
 
-#define QUEUE_TIMEOUT TPH_TEST_SECOND
-
 static void wait_fn(tph_wait *w, void *ctx, tph_wait_result r) {
     (void)w;
     (void)r;
@@ -58,7 +56,7 @@ static void stop_and_drain_body(void *ctx) {
     TPH_CHECK_EQ(tph_wait_arm(w, TPH_WAIT_FOREVER), TPH_OK);
     ot_trace_take();
     TPH_CHECK_EQ(tph_event_set(ev), TPH_OK);
-    TPH_CHECK(ot_wait_queued(ot_last_a("SetThreadpoolWait"), 1, QUEUE_TIMEOUT));
+    TPH_CHECK(ot_wait_queued(ot_last_a("SetThreadpoolWait"), 1, TPH_TEST_PATIENCE));
     opener = tph_test_spawn("opener", open_later, &b.gate);
     TPH_CHECK_EQ(tph_wait_stop_and_drain(w), TPH_OK);
     /* A stop drains: the callback that was queued when it began has run. */
@@ -134,7 +132,7 @@ static void adopt_body(void *ctx) {
     TPH_CHECK_EQ(tph_wait_arm(w, TPH_WAIT_FOREVER), TPH_OK);
     /* The caller signals its own object, not anything tpheal made. */
     tph_os_event_set(raw);
-    TPH_CHECK(ot_wait_count(&c, 1, TPH_TEST_SECOND));
+    TPH_CHECK(ot_wait_count(&c, 1, TPH_TEST_PATIENCE));
     TPH_CHECK_EQ(tph_wait_wait(w), TPH_OK);
     TPH_CHECK_EQ(tph_wait_close(w), TPH_OK);
     TPH_CHECK_EQ(tph_handle_close(h), TPH_OK);

@@ -183,7 +183,7 @@ static void close_drains_body(void *ctx) {
         rt_thread *t;
         create(&o, k, true);
         arm_and_fire(&o);
-        TPH_CHECK(ot_gate_wait_entered(&o.gate, 1, TPH_TEST_SECOND)); /* running now */
+        TPH_CHECK(ot_gate_wait_entered(&o.gate, 1, TPH_TEST_PATIENCE)); /* running now */
         memset(&c, 0, sizeof c);
         c.o = &o;
         t = tph_test_spawn("closer", closer_thread, &c);
@@ -328,10 +328,10 @@ static void stop_refuses_body(void *ctx) {
     r.rearm_result = 99;
     TPH_CHECK_EQ(tph_timer_create(&r.t, rearming_fn, &r, NULL), TPH_OK);
     TPH_CHECK_EQ(tph_timer_set_after(r.t, 0, 0), TPH_OK);
-    TPH_CHECK(ot_gate_wait_entered(&r.gate, 1, TPH_TEST_SECOND));
+    TPH_CHECK(ot_gate_wait_entered(&r.gate, 1, TPH_TEST_PATIENCE));
     tph_test_hold("WaitForThreadpoolTimerCallbacks", TPH_TEST_ANY);
     t = tph_test_spawn("stopper", stopper_thread, &r);
-    TPH_CHECK(tph_test_wait_held(1, TPH_TEST_SECOND)); /* disarmed, drain not begun */
+    TPH_CHECK(tph_test_wait_held(1, TPH_TEST_PATIENCE)); /* disarmed, drain not begun */
     ot_gate_open(&r.gate);
     while (tph_os_load32(&r.rearm_result) == 99) tph_test_sleep(TPH_TEST_MS);
     tph_test_release_hold();
@@ -342,7 +342,7 @@ static void stop_refuses_body(void *ctx) {
     TPH_CHECK_EQ(ot_get(&r.calls), 1);
     /* The stop is over: arming works again. */
     TPH_CHECK_EQ(tph_timer_set_after(r.t, 0, 0), TPH_OK);
-    TPH_CHECK(ot_wait_count(&r.calls, 2, TPH_TEST_SECOND));
+    TPH_CHECK(ot_wait_count(&r.calls, 2, TPH_TEST_PATIENCE));
     TPH_CHECK_EQ(tph_timer_stop_and_drain(r.t), TPH_OK);
     TPH_CHECK_EQ(tph_timer_close(r.t), TPH_OK);
 }

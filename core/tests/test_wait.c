@@ -51,12 +51,12 @@ static void one_per_arm_body(void *ctx) {
     TPH_CHECK_EQ(tph_event_create(&ev, true, true), TPH_OK); /* manual reset, stays set */
     TPH_CHECK_EQ(tph_wait_create(&w, ev, wait_fn, &x, NULL), TPH_OK);
     TPH_CHECK_EQ(tph_wait_arm(w, TPH_WAIT_FOREVER), TPH_OK);
-    TPH_CHECK(ot_wait_count(&x.c, 1, TPH_TEST_SECOND));
+    TPH_CHECK(ot_wait_count(&x.c, 1, TPH_TEST_PATIENCE));
     /* The event stays signalled, yet a one-shot wait fires once per arm. */
     tph_test_sleep(200 * TPH_TEST_MS);
     TPH_CHECK_EQ(ot_get(&x.c), 1);
     TPH_CHECK_EQ(tph_wait_arm(w, TPH_WAIT_FOREVER), TPH_OK);
-    TPH_CHECK(ot_wait_count(&x.c, 2, TPH_TEST_SECOND));
+    TPH_CHECK(ot_wait_count(&x.c, 2, TPH_TEST_PATIENCE));
     TPH_CHECK_EQ(tph_wait_stop_and_drain(w), TPH_OK);
     TPH_CHECK_EQ(ot_get(&x.c), 2);
     TPH_CHECK_EQ(x.signaled, 2);
@@ -81,7 +81,7 @@ static void timeout_body(void *ctx) {
     TPH_CHECK_EQ(tph_wait_create(&w, ev, wait_fn, &x, NULL), TPH_OK);
     start = rt_now();
     TPH_CHECK_EQ(tph_wait_arm(w, 100), TPH_OK);
-    TPH_CHECK(ot_wait_count(&x.c, 1, 5 * TPH_TEST_SECOND));
+    TPH_CHECK(ot_wait_count(&x.c, 1, TPH_TEST_PATIENCE));
     TPH_CHECK(rt_now() - start >= 100 * TPH_TEST_MS);
     TPH_CHECK_EQ(x.timed_out, 1);
     TPH_CHECK_EQ(x.signaled, 0);
@@ -115,7 +115,7 @@ static void queued_begin(queued_wait *q) {
     ot_trace_take();
     q->handle = ot_last_a("SetThreadpoolWait");
     TPH_CHECK_EQ(tph_event_set(q->ev), TPH_OK);
-    TPH_CHECK(ot_wait_queued(q->handle, 1, TPH_TEST_SECOND));
+    TPH_CHECK(ot_wait_queued(q->handle, 1, TPH_TEST_PATIENCE));
 }
 
 static void queued_end(queued_wait *q) {
@@ -276,7 +276,7 @@ static void adopted_body(void *ctx) {
     TPH_CHECK_EQ(tph_wait_create(&w, h, wait_fn, &x, NULL), TPH_OK);
     TPH_CHECK_EQ(tph_wait_arm(w, TPH_WAIT_FOREVER), TPH_OK);
     tph_os_event_set(raw); /* the owner signals it its own way */
-    TPH_CHECK(ot_wait_count(&x.c, 1, TPH_TEST_SECOND));
+    TPH_CHECK(ot_wait_count(&x.c, 1, TPH_TEST_PATIENCE));
     TPH_CHECK_EQ(x.signaled, 1);
     TPH_CHECK_EQ(tph_wait_stop_and_drain(w), TPH_OK);
     TPH_CHECK_EQ(tph_wait_close(w), TPH_OK);

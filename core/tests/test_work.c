@@ -66,7 +66,7 @@ static void cancel_body(void *ctx) {
     TPH_CHECK_EQ(tph_work_submit(w), TPH_OK);
     ot_trace_take();
     handle = ot_last_a("SubmitThreadpoolWork");
-    TPH_CHECK(ot_wait_queued(handle, 3, TPH_TEST_SECOND));
+    TPH_CHECK(ot_wait_queued(handle, 3, TPH_TEST_PATIENCE));
     /* The pool's only thread is parked: all three are queued, none running.
      * A cancel that waited for them (FALSE) would deadlock right here. */
     TPH_CHECK_EQ(tph_work_cancel_pending(w), TPH_OK);
