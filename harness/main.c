@@ -1027,6 +1027,9 @@ static void find_model_exe(void) {
 
 int main(int argc, char **argv) {
     argv0 = argc > 0 && argv[0] && *argv[0] ? argv[0] : "tpheal-harness";
+    /* A race inside a controlled run fails that run, with its replay command;
+     * TSan's exit status is left for the ones outside any run (native mode). */
+    sched_race_reports_claimed();
     find_model_exe();
     if (argc < 2) return usage(NULL);
     if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
