@@ -588,6 +588,8 @@ static int run_one_seed(const scn_scenario *s, const options *o, int strategy, u
             json_string(r.failures ? r.failures : "");
             printf(",\"schedule\":");
             json_string(r.schedule ? r.schedule : "");
+            printf(",\"race\":");
+            json_string(r.race ? r.race : "");
             printf(",\"replayed\":");
             json_string(verdict ? verdict : "");
             if (!ro.native && !ro.schedule) {

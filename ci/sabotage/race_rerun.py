@@ -113,13 +113,13 @@ def main(argv=None) -> int:
     # Only what judges a mutant is rebuilt: the harness and the core's tests.
     names = subprocess.run(["ctest", "--test-dir", str(build), "-N", "-L", "core"], capture_output=True,
                            text=True).stdout
-    targets = ["tpheal-harness", "tpheal-harness-failfast"] + re.findall(r"core\.(\S+)", names)
+    targets = ["tpheal-harness", "tpheal-harness-failfast"] + re.findall(r"core\.(test_\S+)", names)
 
     def judge():
         rc, out, _ = run(["cmake", "--build", str(build), "-j", str(a.jobs), "--target"] + targets, src, 1800)
         if rc != 0:
             return "compile-error", "build", first_failure(out)
-        rc, out, _ = run(["ctest", "--test-dir", str(build), "-L", "core", "-j", str(a.jobs)], src, 1800, env)
+        rc, out, _ = run(["ctest", "--test-dir", str(build), "-L", "core", "-R", r"^core\.test_", "-j", str(a.jobs)], src, 1800, env)
         if rc != 0:
             return "killed", "race-build unit tests", first_failure(out)
         for scn in scenarios:

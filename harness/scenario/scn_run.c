@@ -1106,7 +1106,10 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
         out->interleaving_hash = sr.interleaving_hash;
         out->fibers_peak = sr.fibers_peak;
         /* The race build's ThreadSanitizer report: a failure like any other. */
-        if (sr.race) scn_text_printf(&f, "data race: %s", sr.race);
+        if (sr.race) {
+            scn_text_printf(&f, "data race: %s", sr.race);
+            out->race = scn_strdup(sr.race);
+        }
         if (sr.status != SCHED_OK && sr.status != SCHED_PROCESS_ENDED && sr.status != SCHED_DEADLOCK)
             scn_text_printf(&f, "run: %s: %s\n", sched_status_name(sr.status), sr.reason);
         sched_result_free(&sr);
@@ -1163,6 +1166,7 @@ void scn_run_out_free(scn_run_out *o) {
     free(o->failures);
     free(o->schedule);
     free(o->blocked_report);
+    free(o->race);
     free(o->trace_tail);
     free(o->trace_full);
     free(o->misuse);
