@@ -61,6 +61,10 @@ void sched_fiber_switch_final(sched_fiber *from, sched_fiber *to);
 void *sched_stack_get(size_t size);
 void sched_stack_put(void *stack, size_t size);
 void sched_stack_release_all(void);
+/* A run is over: the stacks (and, under TPHEAL_TSAN, the TSan fibers)
+ * dropped since the last call may be handed out again.  Under TSan nothing
+ * dropped is reused in the run that dropped it (fiber_stack.c). */
+void sched_fiber_recycle(void);
 size_t sched_stack_round(size_t size);
 
 #endif

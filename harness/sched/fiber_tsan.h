@@ -15,12 +15,18 @@
 #include <sanitizer/tsan_interface.h>
 
 static inline void sched_tsan_fiber_main(sched_fiber *f) { f->tsan_fiber = __tsan_get_current_fiber(); }
-static inline void sched_tsan_fiber_make(sched_fiber *f) { f->tsan_fiber = __tsan_create_fiber(0); }
+/* TSan fibers are recycled across runs like stacks (fiber_stack.c). */
+void *sched_tsan_fiber_get(void);
+void sched_tsan_fiber_put(void *fiber);
+static inline void sched_tsan_fiber_make(sched_fiber *f) { f->tsan_fiber = sched_tsan_fiber_get(); }
 /* Never the running fiber, never the OS thread's own. */
 static inline void sched_tsan_fiber_drop(sched_fiber *f) {
-    if (f->tsan_fiber) __tsan_destroy_fiber(f->tsan_fiber);
+    if (f->tsan_fiber) sched_tsan_fiber_put(f->tsan_fiber);
     f->tsan_fiber = NULL;
 }
+/* First thing on a new fiber: its stack's previous owners (earlier runs)
+ * are ordered before it (fiber_stack.c). */
+static inline void sched_tsan_fiber_started(sched_fiber *f) { __tsan_acquire(f->stack); }
 /* Immediately before the machine switch: nothing instrumented runs between. */
 static inline void sched_tsan_switch(sched_fiber *to) {
     __tsan_switch_to_fiber(to->tsan_fiber, __tsan_switch_to_fiber_no_sync);
@@ -30,6 +36,7 @@ static inline void sched_tsan_fiber_main(sched_fiber *f) { (void)f; }
 static inline void sched_tsan_fiber_make(sched_fiber *f) { (void)f; }
 static inline void sched_tsan_fiber_drop(sched_fiber *f) { (void)f; }
 static inline void sched_tsan_switch(sched_fiber *to) { (void)to; }
+static inline void sched_tsan_fiber_started(sched_fiber *f) { (void)f; }
 #endif
 
 #endif

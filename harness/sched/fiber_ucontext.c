@@ -25,6 +25,7 @@ sched_fiber *sched_asan_leaving;
 static void fiber_start(unsigned hi, unsigned lo) {
     sched_fiber *f = (sched_fiber *)(uintptr_t)(((uint64_t)hi << 32) | (uint64_t)lo);
     sched_asan_after(NULL);
+    sched_tsan_fiber_started(f);
     f->entry(f->arg);
     abort();
 }

@@ -67,6 +67,7 @@ sched_fiber *sched_asan_leaving;
 
 static void fiber_start(sched_fiber *f) {
     sched_asan_after(NULL);
+    sched_tsan_fiber_started(f);
     f->entry(f->arg);
     abort(); /* entry functions never return: they switch away for good */
 }

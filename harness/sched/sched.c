@@ -213,6 +213,7 @@ int sched_run(const sched_options *opt, rt_thread_fn main_fn, void *arg, sched_r
     out->race = sched_tsan_race_text(s);
     out->races = s->race.reports;
     destroy(s);
+    sched_fiber_recycle();
     return 0;
 }
 
