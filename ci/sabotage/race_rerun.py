@@ -88,6 +88,9 @@ def main(argv=None) -> int:
     muts = survivors(path, a.section)
     if a.only:
         muts = [m for m in muts if m[0] in a.only]
+    # The atomics made plain first: the likeliest kills, so a run stopped
+    # early has judged the most telling part.
+    muts.sort(key=lambda m: ":atomic-plain:" not in m[0])
     if not muts:
         print(f"race_rerun: no survivor under '{a.section}' in {path}", file=sys.stderr)
         return 2

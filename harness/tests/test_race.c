@@ -72,7 +72,7 @@ static char *race_of(void (*fn)(void), uint64_t seed, sched_strategy_kind strate
 /* Every seed under both strategies: a race, or none. */
 static void expect(void (*fn)(void), bool race, const char *what) {
 #if !defined(TPHEAL_TSAN)
-    (void)fn, (void)race, (void)what;
+    (void)fn, (void)race, (void)what, (void)race_of;
     skip();
 #else
     for (uint64_t seed = 0; seed < SEEDS; seed++) {
