@@ -81,6 +81,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", type=int, default=20, help="scenario seeds per strategy (default 20)")
     ap.add_argument("--work", default=None, help="copy and build (default CHECKOUT/build/race-rerun)")
     ap.add_argument("--jobs", type=int, default=2, help="build jobs")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep WORK/progress.jsonl and judge only the survivors it does not list")
     a = ap.parse_args(argv)
     checkout = pathlib.Path(a.checkout).resolve()
     work = pathlib.Path(a.work).resolve() if a.work else checkout / "build" / "race-rerun"
@@ -104,6 +106,11 @@ def main(argv=None) -> int:
         if (checkout / f).is_file():
             shutil.copy2(checkout / f, d)
     subprocess.run(["git", "init", "-q"], cwd=src, check=True)
+    # Copies keep their sources' times, which may be older than objects a
+    # stopped run compiled from a mutant: the mutated files are made newer.
+    for f in (src / "core" / "src").rglob("*"):
+        if f.is_file():
+            os.utime(f)
     if not (build / "CMakeCache.txt").is_file():
         subprocess.run(["cmake", "-S", str(src), "-B", str(build), "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
                         "-DTPHEAL_WERROR=ON", "-DTPHEAL_SANITIZE=thread", "-DCMAKE_C_COMPILER=clang"],
@@ -116,29 +123,47 @@ def main(argv=None) -> int:
     # Only what judges a mutant is rebuilt: the harness and the core's tests.
     names = subprocess.run(["ctest", "--test-dir", str(build), "-N", "-L", "core"], capture_output=True,
                            text=True).stdout
-    targets = ["tpheal-harness", "tpheal-harness-failfast"] + re.findall(r"core\.(test_\S+)", names)
+    harness_targets = ["tpheal-harness", "tpheal-harness-failfast"]
+    test_targets = re.findall(r"core\.(test_\S+)", names)
+
+    def build_(targets):
+        return run(["cmake", "--build", str(build), "-j", str(a.jobs), "--target"] + targets, src, 1800)
 
     def judge():
-        rc, out, _ = run(["cmake", "--build", str(build), "-j", str(a.jobs), "--target"] + targets, src, 1800)
+        # The scenarios first (they have killed every race so far), so a
+        # killed mutant never pays for relinking and running the unit tests.
+        rc, out, _ = build_(harness_targets)
         if rc != 0:
             return "compile-error", "build", first_failure(out)
-        rc, out, _ = run(["ctest", "--test-dir", str(build), "-L", "core", "-R", r"^core\.test_", "-j", str(a.jobs)], src, 1800, env)
-        if rc != 0:
-            return "killed", "race-build unit tests", first_failure(out)
         for scn in scenarios:
             rc, out, _ = run([str(harness), "run", "--no-replay", "--seeds", str(a.seeds), "--strategy", "both",
                               scn], src, 900, env)
             if rc not in (0, 3):
                 return ("timeout" if rc == -9 else "killed"), "race-build scenarios " + os.path.basename(scn), \
                     first_failure(out)
+        rc, out, _ = build_(test_targets)
+        if rc != 0:
+            return "compile-error", "build", first_failure(out)
+        rc, out, _ = run(["ctest", "--test-dir", str(build), "-L", "core", "-R", r"^core\.test_", "-j", str(a.jobs)],
+                         src, 1800, env)
+        if rc != 0:
+            return "killed", "race-build unit tests", first_failure(out)
         return "survived", "", ""
 
-    outcome, _, line = judge()
+    done = {}
+    if a.resume and (work / "progress.jsonl").is_file():
+        for line in (work / "progress.jsonl").read_text(encoding="utf-8").splitlines():
+            rec = json.loads(line)
+            done[rec["key"]] = rec["outcome"]
+    outcome, _, line = ("survived", "", "") if done else judge()
     if outcome != "survived":
         print(f"race_rerun: the unmutated tree fails the race build: {line}", file=sys.stderr)
         return 2
-    progress = open(work / "progress.jsonl", "w", encoding="utf-8")
+    progress = open(work / "progress.jsonl", "a" if done else "w", encoding="utf-8")
     counts = {}
+    for o in done.values():
+        counts[o] = counts.get(o, 0) + 1
+    muts = [m for m in muts if m[0] not in done]
     for i, (key, diff) in enumerate(muts, 1):
         t0 = time.monotonic()
         p = subprocess.run(["git", "apply", "-"], cwd=src, input=diff, text=True, capture_output=True)
