@@ -99,3 +99,14 @@ def test_docs_name_every_contract_row():
     doc = (REPO / "docs/races.md").read_text()
     table = re.findall(r"^\| `(\w+)` \|", doc, re.M)
     assert sorted(table) == sorted(rows), f"docs/races.md's table {table} != sim_hb.h's rows {rows}"
+
+
+@pytest.mark.sanitizer
+def test_bench_rate_of_both_builds():
+    """`bench --rate` is how the bench compares the race build with the plain
+    one in one run (docs/races.md, Cost): a bare number from each."""
+    plain = binary("harness/scenario/tpheal-harness")
+    for exe in (plain, harness()):
+        rc, out = run_bounded([str(exe), "bench", "--seeds", "50", "--rate"], 300, env=TSAN_ENV)
+        assert rc == 0, out[-2000:]
+        assert float(out.strip().splitlines()[-1]) > 0, out
