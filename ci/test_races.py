@@ -83,7 +83,8 @@ def test_unit_in_race_build(name, command):
         pytest.fail("no race build: make build-tsan")
     rc, out = run_bounded(command, 300, env=TSAN_ENV)
     assert rc is not None, f"{name} timed out\n{out[-4000:]}"
-    assert "WARNING: ThreadSanitizer" not in out, out[-8000:]
+    if name != "harness.test_race":  # its races are on purpose, each one checked by the test
+        assert "WARNING: ThreadSanitizer" not in out, out[-8000:]
     assert rc == 0, f"{name} exited {rc}\n{out[-6000:]}"
 
 
