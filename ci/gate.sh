@@ -8,6 +8,9 @@
 #   ci/gate.sh noheal       TPHEAL_SELF_HEAL=OFF: its unit tests and API-shape checks
 #                           (it has no scenario harness: the engine needs the self-heal)
 #   ci/gate.sh asan|tsan    clang sanitizer build: unit tests (ASan) and the stress pass
+#   ci/gate.sh race         the race build (TSan under the controlled scheduler, docs/races.md):
+#                           no race in the corpus or the core's tests, the detector's own
+#                           test, and a controlled-only stress pass with the detector
 #   ci/gate.sh wine         mingw-w64 cross build, its tests under Wine (make windows)
 #   ci/gate.sh sabotage I/N the sabotage sweep, shard I of N
 #   ci/gate.sh msvc         Windows, Git Bash: Visual Studio (newest installed), vcpkg cmocka
@@ -24,7 +27,7 @@
 # GITHUB_STEP_SUMMARY set, the JUnit reports are summarized there.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-job=${1:?usage: ci/gate.sh linux|noheal|asan|tsan|wine|sabotage I/N|msvc|mingw}
+job=${1:?usage: ci/gate.sh linux|noheal|asan|tsan|race|wine|sabotage I/N|msvc|mingw}
 shift
 root=${TPHEAL_GATE_BUILD:-build}
 type=${TPHEAL_BUILD_TYPE:-RelWithDebInfo}
@@ -107,13 +110,21 @@ case "$job" in
     must deps ci/deps.sh
     must configure configure "$root/$job" -DCMAKE_C_COMPILER=clang -DTPHEAL_SANITIZE="$san"
     must build build "$root/$job"
-    # TSan cannot follow the controlled scheduler's fibers (it crashes in
-    # test_sched's stack reuse): under TSan the free-running stress pass is the test.
+    # The race build's own checks are the race job; here TSan's pass is the
+    # stress run (controlled with the detector, and free-running).
     if [[ $job == asan ]]; then
       step unit env TPHEAL_BUILD_DIR="$PWD/$root" TPHEAL_UNIT_CONFIGS=asan \
         "$py" -m pytest -c pyproject.toml --junitxml="$reports/asan.xml" ci/test_unit.py
     fi
     step stress "$py" ci/stress.py --build "$root" --sanitize "$san" --seconds "$seconds"
+    ;;
+  race)
+    must deps ci/deps.sh
+    must configure configure "$root/tsan" -DCMAKE_C_COMPILER=clang -DTPHEAL_SANITIZE=thread
+    must build build "$root/tsan"
+    step races env TPHEAL_BUILD_DIR="$PWD/$root" \
+      "$py" -m pytest -c pyproject.toml --junitxml="$reports/race.xml" ci/test_races.py
+    step stress "$py" ci/stress.py --build "$root" --sanitize thread --modes controlled --seconds "$seconds"
     ;;
   wine)
     must deps ci/deps.sh windows

@@ -49,12 +49,10 @@ SHARES_WITH_REAL = {"controlled": 0.80, "real": 0.15, "native": 0.05}
 
 def plan_shares(have_real: bool, sanitize: str = "", only=None) -> dict:
     """Mode -> share of the timed budget (summing to 1), in phase order.
-    Under TSan there is no controlled phase (its fibers are not annotated);
+    Under TSan the controlled phase is the race detector's (docs/races.md);
     `only` restricts the modes (--modes); the kept shares are rescaled."""
     base = SHARES_WITH_REAL if have_real else SHARES
     modes = [m for m in BATCH_MODES if m in base]
-    if sanitize == "thread":
-        modes.remove("controlled")
     if only is not None:
         modes = [m for m in modes if m in only]
     total = sum(base[m] for m in modes)

@@ -108,6 +108,19 @@ def test_workflow_runs_only_the_gate_script():
         assert re.search(rf"^\s*(\w+\|)*{j}(\|\w+)*\)", gate, re.M), f"ci/gate.sh has no job {j}"
 
 
+def test_race_job_is_in_the_workflow_and_runs_the_race_checks():
+    """The race build's job (docs/races.md) is a Linux job of the workflow,
+    and ci/gate.sh race runs ci/test_races.py and a controlled stress pass
+    with --sanitize thread."""
+    jobs = re.findall(r"job: \[([^\]]*)\]", workflow_text())[0].replace(" ", "").split(",")
+    assert "race" in jobs, jobs
+    gate = (REPO / "ci" / "gate.sh").read_text()
+    body = re.search(r"^  race\)\n(.*?)^    ;;", gate, re.M | re.S)
+    assert body, "ci/gate.sh has no race) job"
+    assert "ci/test_races.py" in body.group(1)
+    assert re.search(r"ci/stress\.py .*--sanitize thread --modes controlled", body.group(1))
+
+
 def test_gate_rejects_an_unknown_job():
     rc, out = run_bounded([str(REPO / "ci" / "gate.sh"), "no-such-job"], 30, cwd=REPO)
     assert rc == 2 and "unknown job" in out, out

@@ -58,6 +58,10 @@ DEFAULTS = {
     "fallbackSanitizer": True,
     "sanitizerCmakeArgs": ["-DCMAKE_BUILD_TYPE=Debug", "-DTPHEAL_SANITIZE=address",
                            "-DCMAKE_C_COMPILER=clang"],
+    # Seeds per strategy of every scenario run in the sanitizer build too (0:
+    # none).  For a TSan sanitizer build that is the race detector under the
+    # controlled scheduler (docs/races.md): mutants.py --sanitizer thread.
+    "sanitizerScenarioSeeds": 0,
     "baselineTimeoutSeconds": 120,
     # ctest names whose executables form the fallback set (the conformance
     # comparison is not a unit test of the rules and takes seconds).
@@ -67,7 +71,8 @@ CONFIG_TYPES = {"cmakeArgs": list, "harnessTarget": str, "harnessTargets": list,
                 "fallbackExclude": dict, "scenarioDir": str,
                 "scenarioCommand": list, "defaultSeeds": int, "defaultStrategy": str,
                 "fallbackSeeds": int, "fallbackStrategy": str, "fallbackSanitizer": bool,
-                "sanitizerCmakeArgs": list, "baselineTimeoutSeconds": int, "unitPrefixes": list}
+                "sanitizerCmakeArgs": list, "baselineTimeoutSeconds": int, "unitPrefixes": list,
+                "sanitizerScenarioSeeds": int}
 
 
 class Bad(Exception):
@@ -440,7 +445,11 @@ class Worker:
         return t
 
     def san_targets(self, catchers):
-        return {c.name for c in catchers if c.kind == "asan"}
+        out = set()
+        for c in catchers:
+            if c.kind == "asan":
+                out |= set(self.cfg["harnessTargets"]) if c.name.endswith(".scn") else {c.name}
+        return out
 
     def fallback_targets(self):
         """What the fallback set needs: every unit executable it runs and the
@@ -453,6 +462,9 @@ class Worker:
             if self.san is None:
                 raise Bad(f"sweep: catcher '{c.label}' needs the sanitizer build "
                           f"(fallbackSanitizer is off)")
+            if c.name.endswith(".scn"):  # a scenario in the sanitizer build
+                return self.san.command(mf.Catcher("scenario", c.name, seeds=c.seeds,
+                                                   strategy=c.strategy, args=c.args))
             return self.san.command(mf.Catcher("unit", c.name, args=c.args))
         if c.kind == "unit":
             cmd = self.units.get(c.name)
@@ -485,10 +497,13 @@ class Worker:
             env = dict(os.environ)
             env.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")
             env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
-            # when the sanitizer build is a TSan one (mutants.py --sanitizer thread)
-            env.setdefault("TSAN_OPTIONS", "halt_on_error=1:exitcode=66")
+            # when the sanitizer build is a TSan one (mutants.py --sanitizer
+            # thread); its scenario runs report a race as the run's failure
+            # (docs/races.md), so TSan must not end the process at it
+            env.setdefault("TSAN_OPTIONS", "halt_on_error=0:exitcode=66" if c.name.endswith(".scn")
+                           else "halt_on_error=1:exitcode=66")
         rc, out, secs = run_bounded(cmd, bound, cwd=self.src, env=env, fresh=True)
-        if c.kind in ("unit", "asan"):
+        if c.kind == "unit" or (c.kind == "asan" and not c.name.endswith(".scn")):
             failed = rc != 0
             kind = unit_kind(rc, out) if failed else None
             return Run(c.label, cmd, failed, kind, secs, out, rc)
@@ -607,10 +622,12 @@ class Sweep:
                 s = w.san
                 s.configure()
                 s.discover()
-                build_until_stable(s, lambda: set(s.fallback_units) | set(named_san), "'s sanitizer build")
+                build_until_stable(s, lambda: set(s.fallback_units) | s.san_targets(named_san_c)
+                                   | (set(self.cfg["harnessTargets"]) if self.cfg["sanitizerScenarioSeeds"] else set()),
+                                   "'s sanitizer build")
 
         named_units = {c.name for e in entries for c in e.caught_by if c.kind == "unit"}
-        named_san = {c.name for e in entries for c in e.caught_by if c.kind == "asan"}
+        named_san_c = [c for e in entries for c in e.caught_by if c.kind == "asan"]
 
         if shutil.which("ccache"):
             # One copy at a time, each with every core: the first fills the
@@ -643,6 +660,9 @@ class Sweep:
                             strategy=self.cfg["fallbackStrategy"]) for s in w0.scenarios()]
         if w0.san is not None:
             full += [mf.Catcher("asan", u) for u in sorted(w0.san.fallback_units)]
+            if self.cfg["sanitizerScenarioSeeds"]:
+                full += [mf.Catcher("asan", s, seeds=self.cfg["sanitizerScenarioSeeds"], strategy="both")
+                         for s in w0.scenarios()]
         self.full_set = full
         todo = list(named.values()) + [c for c in full if self.key(c) not in named]
         for c in todo:
@@ -811,8 +831,9 @@ class Sweep:
 
             def run_one(c):
                 if c.kind == "asan" and not san_built[0]:
-                    targets = (set(w.san.fallback_units) if c in self.full_set else set()) \
-                        | w.san_targets(first) | {c.name}
+                    extra = set(self.cfg["harnessTargets"]) if self.cfg["sanitizerScenarioSeeds"] else set()
+                    targets = ((set(w.san.fallback_units) | extra) if c in self.full_set else set()) \
+                        | w.san_targets(first) | w.san_targets([c])
                     ok, out, secs = w.san.cmake_build(targets)
                     log.append(f"build (sanitizer copy): {'ok' if ok else 'FAILED'} in {secs:.1f} s\n"
                                + (out[-20000:] if not ok else ""))

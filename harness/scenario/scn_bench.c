@@ -142,6 +142,25 @@ static uint64_t run_dfs(const scn_scenario *s, uint64_t n, unsigned bound, bench
     return t->runs;
 }
 
+double scn_bench_rate(uint64_t seeds) {
+    scn_error e;
+    bench_tally t;
+    double c0, cpu;
+    scn_scenario *s = scn_parse("bench", bench_scenario, sizeof bench_scenario - 1, &e);
+    if (!s) return -1.0;
+    /* Warm first, untimed: the race build's first runs map every fiber
+     * stack and create every TSan fiber it later recycles (fiber_stack.c),
+     * which a short bench would otherwise mostly measure. */
+    run_seeds(s, seeds < 200 ? seeds : 200, &t);
+    c0 = sched_bench_seconds();
+    run_seeds(s, seeds, &t);
+    cpu = sched_bench_seconds() - c0;
+    scn_free(s);
+    sched_release_cache();
+    if (t.failures) return -1.0;
+    return cpu > 0 ? (double)t.runs / cpu : 0.0;
+}
+
 int scn_bench_main(uint64_t seeds) {
     scn_error e;
     scn_scenario *s, *mem;

@@ -1010,6 +1010,10 @@ static char *format_tail(void) {
 
 static bool alloc_state(const scn_scenario *s) {
     memset(&R, 0, sizeof R);
+    /* Holds, awaits and the start gate order the scenario's threads as its
+     * script says; that is scaffolding, not the core's synchronisation, so
+     * the race build must not see it (rt.h). */
+    rt_lock_harness_only(&R.lock);
     R.s = s;
     R.npoints = scn_trace_point_count();
     R.pools = calloc(s->npools, sizeof *R.pools);
@@ -1119,6 +1123,11 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
         out->choice_points = sr.choice_points;
         out->interleaving_hash = sr.interleaving_hash;
         out->fibers_peak = sr.fibers_peak;
+        /* The race build's ThreadSanitizer report: a failure like any other. */
+        if (sr.race) {
+            scn_text_printf(&f, "data race: %s", sr.race);
+            out->race = scn_strdup(sr.race);
+        }
         if (sr.status != SCHED_OK && sr.status != SCHED_PROCESS_ENDED && sr.status != SCHED_DEADLOCK)
             scn_text_printf(&f, "run: %s: %s\n", sched_status_name(sr.status), sr.reason);
         sched_result_free(&sr);
@@ -1175,6 +1184,7 @@ void scn_run_out_free(scn_run_out *o) {
     free(o->failures);
     free(o->schedule);
     free(o->blocked_report);
+    free(o->race);
     free(o->trace_tail);
     free(o->trace_full);
     free(o->misuse);

@@ -7,7 +7,10 @@
  *   fiber_ucontext.c other Unix targets (or -DTPHEAL_FIBER_UCONTEXT=1).
  *   fiber_win32.c    Windows fibers (CreateFiberEx / SwitchToFiber).
  * Under TPHEAL_ASAN every switch is announced to AddressSanitizer
- * (fiber_asan.h), or it reports the foreign stack as an overflow. */
+ * (fiber_asan.h), or it reports the foreign stack as an overflow; under
+ * TPHEAL_TSAN every fiber is a ThreadSanitizer fiber and every switch is
+ * announced as one that synchronises nothing (fiber_tsan.h).  The win32
+ * backend has neither sanitizer. */
 #ifndef TPHEAL_FIBER_H
 #define TPHEAL_FIBER_H
 
@@ -31,6 +34,7 @@ typedef struct sched_fiber {
     void (*entry)(void *);
     void *arg;
     void *asan_fake;    /* ASan fake-stack handle while switched out */
+    void *tsan_fiber;   /* TSan's context of this fiber (fiber_tsan.h) */
     int converted;      /* win32 main fiber: this thread was converted by us */
 } sched_fiber;
 
@@ -57,6 +61,10 @@ void sched_fiber_switch_final(sched_fiber *from, sched_fiber *to);
 void *sched_stack_get(size_t size);
 void sched_stack_put(void *stack, size_t size);
 void sched_stack_release_all(void);
+/* A run is over: the stacks (and, under TPHEAL_TSAN, the TSan fibers)
+ * dropped since the last call may be handed out again.  Under TSan nothing
+ * dropped is reused in the run that dropped it (fiber_stack.c). */
+void sched_fiber_recycle(void);
 size_t sched_stack_round(size_t size);
 
 #endif

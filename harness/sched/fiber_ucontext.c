@@ -15,6 +15,7 @@
 #include <ucontext.h>
 
 #include "fiber_asan.h"
+#include "fiber_tsan.h"
 
 #if defined(TPHEAL_ASAN)
 sched_fiber *sched_asan_leaving;
@@ -24,6 +25,7 @@ sched_fiber *sched_asan_leaving;
 static void fiber_start(unsigned hi, unsigned lo) {
     sched_fiber *f = (sched_fiber *)(uintptr_t)(((uint64_t)hi << 32) | (uint64_t)lo);
     sched_asan_after(NULL);
+    sched_tsan_fiber_started(f);
     f->entry(f->arg);
     abort();
 }
@@ -35,6 +37,7 @@ void sched_fiber_main(sched_fiber *f) {
     f->stack_size = 0;
     f->asan_fake = NULL;
     f->converted = 0;
+    sched_tsan_fiber_main(f);
 }
 
 void sched_fiber_main_done(sched_fiber *f) {
@@ -66,10 +69,12 @@ int sched_fiber_make(sched_fiber *f, size_t stack_size, void (*entry)(void *), v
     f->arg = arg;
     f->asan_fake = NULL;
     f->converted = 0;
+    sched_tsan_fiber_make(f);
     return 0;
 }
 
 void sched_fiber_drop(sched_fiber *f) {
+    sched_tsan_fiber_drop(f);
     if (f->stack) sched_stack_put(f->stack, f->stack_size);
     f->stack = NULL;
     f->ctx = NULL;
@@ -77,6 +82,7 @@ void sched_fiber_drop(sched_fiber *f) {
 
 void sched_fiber_switch(sched_fiber *from, sched_fiber *to) {
     sched_asan_before(from, to, 0);
+    sched_tsan_switch(to);
     if (swapcontext((ucontext_t *)from->ctx, (ucontext_t *)to->ctx) != 0) abort();
     sched_asan_after(from);
 }
@@ -85,6 +91,7 @@ void sched_fiber_switch_final(sched_fiber *from, sched_fiber *to) {
     ucontext_t dead; /* `from` may be the context we are standing on */
     (void)from;
     sched_asan_before(from, to, 1);
+    sched_tsan_switch(to);
     swapcontext(&dead, (ucontext_t *)to->ctx);
     abort();
 }

@@ -155,6 +155,8 @@ void *sched_stack_get(size_t size) { (void)size; return NULL; }
 void sched_stack_put(void *stack, size_t size) { (void)stack; (void)size; }
 size_t sched_stack_round(size_t size) { return size; }
 
+void sched_fiber_recycle(void) {}
+
 void sched_stack_release_all(void) {
     while (pool) {
         win_fiber *w = pool;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "fiber_asan.h"
+#include "fiber_tsan.h"
 
 #if defined(__APPLE__)
 #define SCHED_SYM(x) "_" #x
@@ -66,6 +67,7 @@ sched_fiber *sched_asan_leaving;
 
 static void fiber_start(sched_fiber *f) {
     sched_asan_after(NULL);
+    sched_tsan_fiber_started(f);
     f->entry(f->arg);
     abort(); /* entry functions never return: they switch away for good */
 }
@@ -76,6 +78,7 @@ void sched_fiber_main(sched_fiber *f) {
     f->stack_size = 0;
     f->asan_fake = NULL;
     f->converted = 0;
+    sched_tsan_fiber_main(f);
 }
 
 void sched_fiber_main_done(sched_fiber *f) { (void)f; }
@@ -93,6 +96,7 @@ int sched_fiber_make(sched_fiber *f, size_t stack_size, void (*entry)(void *), v
     f->arg = arg;
     f->asan_fake = NULL;
     f->converted = 0;
+    sched_tsan_fiber_make(f);
     /* After sched_fiber_swap's `ret` pops the trampoline, rsp must be
      * 16-aligned so that the trampoline's call meets the ABI. */
     top = ((uintptr_t)stack + size - 16u) & ~(uintptr_t)15u;
@@ -110,6 +114,7 @@ int sched_fiber_make(sched_fiber *f, size_t stack_size, void (*entry)(void *), v
 }
 
 void sched_fiber_drop(sched_fiber *f) {
+    sched_tsan_fiber_drop(f);
     if (f->stack) sched_stack_put(f->stack, f->stack_size);
     f->stack = NULL;
     f->ctx = NULL;
@@ -117,12 +122,14 @@ void sched_fiber_drop(sched_fiber *f) {
 
 void sched_fiber_switch(sched_fiber *from, sched_fiber *to) {
     sched_asan_before(from, to, 0);
+    sched_tsan_switch(to);
     sched_fiber_swap(&from->ctx, to->ctx);
     sched_asan_after(from);
 }
 
 void sched_fiber_switch_final(sched_fiber *from, sched_fiber *to) {
     sched_asan_before(from, to, 1);
+    sched_tsan_switch(to);
     sched_fiber_swap(&from->ctx, to->ctx);
     abort(); /* a final switch is never resumed */
 }

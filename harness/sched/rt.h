@@ -24,10 +24,16 @@ typedef struct rt_thread rt_thread;
 typedef void (*rt_thread_fn)(void *arg);
 
 /* All-zero bytes is an unlocked lock / an empty wait queue in both
- * implementations, so these can live in zeroed or static memory. */
+ * implementations, so these can live in zeroed or static memory.
+ * `race_kind` (rt_lock_harness_only, rt_lock_unordered) is outside the
+ * implementation's words: the controlled scheduler resets those per run,
+ * never this. */
 typedef struct rt_lock {
-    uintptr_t word[8];
+    uintptr_t word[7];
+    uintptr_t race_kind; /* 0, RT_LOCK_HARNESS or RT_LOCK_UNORDERED */
 } rt_lock;
+#define RT_LOCK_HARNESS 1u
+#define RT_LOCK_UNORDERED 2u
 typedef struct rt_waitq {
     uintptr_t word[8];
 } rt_waitq;
@@ -44,6 +50,18 @@ void rt_yield(void);
 
 void rt_lock_acquire(rt_lock *);
 void rt_lock_release(rt_lock *);
+/* Marks a lock that orders the harness's own state only -- the model's lock,
+ * the scenario runner's -- and is no synchronisation of the code under test:
+ * under the race detector (TPHEAL_TSAN, controlled runs) taking, releasing or
+ * waiting on it, and spawning or joining a thread while holding it, give no
+ * happens-before edge, so the one lock that orders every model transition
+ * cannot order the core's memory; and whatever its holder does is the
+ * harness's business, unchecked (docs/races.md).  Idempotent; a plain store
+ * (call it before the lock is shared).  Native runs ignore the mark. */
+void rt_lock_harness_only(rt_lock *);
+/* A lock whose holder is checked as usual but which gives no edge itself:
+ * its user states the edge (the seam mutex, harness/sim/sim_hb.h). */
+void rt_lock_unordered(rt_lock *);
 
 /* Atomically release `lock` and wait on `q` until woken or until `deadline`
  * (rt_now units; RT_FOREVER for none); re-acquires `lock` before returning.

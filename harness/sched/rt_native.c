@@ -122,7 +122,7 @@ static void plat_thread_exit(void) { pthread_exit(NULL); }
 #endif
 
 /* rt_lock / rt_waitq carry the platform objects in place. */
-_Static_assert(sizeof(plat_mutex) <= sizeof(rt_lock), "rt_lock too small for the native mutex");
+_Static_assert(sizeof(plat_mutex) <= sizeof(((rt_lock *)0)->word), "rt_lock too small for the native mutex");
 _Static_assert(sizeof(plat_cond) <= sizeof(rt_waitq), "rt_waitq too small for the native condvar");
 
 /* ---- draws for rt_choose and the noise -------------------------------------- */

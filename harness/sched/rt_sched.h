@@ -81,6 +81,11 @@ typedef struct sched_result {
     char *schedule;             /* malloc'd replay string, see README.md */
     char *blocked_report;       /* malloc'd, non-OK runs: one line per unfinished thread
                                    and what it waits on; NULL for SCHED_OK */
+    char *race;                 /* malloc'd, race-detector builds (TPHEAL_TSAN) only: the
+                                   run's first ThreadSanitizer report -- both accesses with
+                                   their threads' names and sites, no addresses -- or NULL.
+                                   A race is a failure of the run whatever its status. */
+    uint32_t races;             /* reports raised during the run (the first is `race`) */
 } sched_result;
 
 /* Runs main_fn(arg) as thread 1 (non-daemon) under the controlled runtime:
@@ -91,6 +96,13 @@ typedef struct sched_result {
  * both cases. */
 int sched_run(const sched_options *, rt_thread_fn main_fn, void *arg, sched_result *out);
 void sched_result_free(sched_result *);
+
+/* Race-detector builds: a program that turns every report raised inside a
+ * run into a failure of that run (sched_result.race) calls this once; at
+ * exit TSan's own failure status is then kept only for reports raised
+ * outside any run.  Without it a report fails the process as TSan's exit
+ * code (66) always does.  A no-op in other builds. */
+void sched_race_reports_claimed(void);
 
 /* Frees the cached fiber stacks (for leak checkers at process exit). */
 void sched_release_cache(void);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sched_internal.h"
+#include "sched_tsan.h"
 
 /* One hour of virtual time: far beyond any scenario's sleeps, yet reached
  * quickly by a daemon periodic timer that would otherwise run forever. */
@@ -121,6 +122,7 @@ static void normalize(sched_options *o) {
 static void destroy(sched *s) {
     uint32_t i;
     for (i = 0; i < s->nthreads; i++) {
+        sched_tsan_forget(s, s->threads[i]);
         sched_fiber_drop(&s->threads[i]->fiber);
         free(s->threads[i]);
     }
@@ -183,6 +185,7 @@ int sched_run(const sched_options *opt, rt_thread_fn main_fn, void *arg, sched_r
     s->current = t1;
     sched_fiber_switch(&s->main, &t1->fiber);
     /* The run is over: whichever fiber ended it switched here for good. */
+    sched_tsan_run_end(s);
     rt_install(NULL);
     sched_current = NULL;
     sched_fiber_main_done(&s->main);
@@ -207,15 +210,20 @@ int sched_run(const sched_options *opt, rt_thread_fn main_fn, void *arg, sched_r
     out->choice_hash = s->chash;
     out->schedule = sched_record_finish(s);
     out->blocked_report = s->status == SCHED_OK ? NULL : sched_blocked_report(s);
+    out->race = sched_tsan_race_text(s);
+    out->races = s->race.reports;
     destroy(s);
+    sched_fiber_recycle();
     return 0;
 }
 
 void sched_result_free(sched_result *r) {
     free(r->schedule);
     free(r->blocked_report);
+    free(r->race);
     r->schedule = NULL;
     r->blocked_report = NULL;
+    r->race = NULL;
 }
 
 void sched_release_cache(void) { sched_stack_release_all(); }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sched_internal.h"
+#include "sched_tsan.h"
 
 sched *sched_current;
 
@@ -130,6 +131,7 @@ static void note_switch(sched *s, rt_thread *next) {
  * cannot free its own stack while standing on it. */
 static void reclaim_dead(sched *s) {
     if (s->dead) {
+        sched_tsan_forget(s, s->dead);
         sched_fiber_drop(&s->dead->fiber);
         s->dead = NULL;
         s->fibers_live--;
@@ -147,8 +149,12 @@ void sched_reschedule(sched *s) {
 
 static void thread_exit(sched *s, rt_thread *t) {
     rt_thread *next;
+    sched_tsan_quiet_begin(t); /* never ended: the fiber is forgotten */
     sched_make_blocked(s, t, TS_FINISHED);
     if (t->joiner) sched_make_runnable(s, t->joiner);
+    /* The exit is ordered before the join, and before the run's end. */
+    if (!t->quiet_held) sched_hb_release(&t->joined);
+    sched_hb_release(&s->race);
     if (!t->daemon && --s->alive_nondaemon == 0) sched_end(s, SCHED_OK, NULL);
     next = pick_next(s);
     s->dead = t;
@@ -160,6 +166,7 @@ static void thread_main(void *p) {
     rt_thread *t = (rt_thread *)p;
     sched *s = sched_current;
     reclaim_dead(s);
+    if (t->spawn_edge) sched_hb_acquire(&t->spawn_edge);
     t->fn(t->arg);
     thread_exit(s, t);
 }
@@ -204,6 +211,14 @@ rt_thread *sched_spawn_thread(sched *s, const char *name, rt_thread_fn fn, void 
         for (n = 0; n + 1 < sizeof t->name && name[n]; n++) t->name[n] = name[n];
     }
     s->threads[t->id - 1] = t;
+    sched_tsan_name(t);
+    /* A spawn orders the spawner's past before the thread, as
+     * pthread_create does -- unless the spawner holds a harness-only lock:
+     * the model creating a pool worker is no edge of the pool's contract. */
+    if (!s->current || !s->current->quiet_held) {
+        t->spawn_edge = true;
+        sched_hb_release(&t->spawn_edge);
+    }
     s->strategy->thread_spawned(s, t);
     sched_make_runnable(s, t);
     if (!daemon) s->alive_nondaemon++;

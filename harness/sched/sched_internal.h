@@ -54,6 +54,12 @@ struct rt_thread {
     rt_thread *qprev, *qnext; /* FIFO of a lock or waitq */
     rt_thread *joiner;
     uint64_t priority;    /* PCT: higher runs first */
+    /* Race detector (sched_tsan.h): rt_lock_harness_only locks held, TSan
+     * ignore regions open on this fiber, and whether the spawn gave this
+     * thread an edge from its spawner. */
+    uint32_t quiet_held;
+    uint32_t tsan_ignores;
+    bool spawn_edge;
 };
 
 /* What an rt_lock / rt_waitq holds under the scheduler.  `gen` ties the
@@ -79,6 +85,24 @@ typedef struct sched_item {
     uint64_t count; /* repetitions (picks only) */
 } sched_item;
 
+/* A ThreadSanitizer report caught during the run (sched_race.c): copied
+ * out of TSan's report as it is raised, formatted after the run. */
+#define SCHED_RACE_FRAMES 6
+#define SCHED_RACE_THREADS 4
+typedef struct sched_race_access {
+    int tid, size, write, atomic;
+    void *pc[SCHED_RACE_FRAMES];
+} sched_race_access;
+typedef struct sched_race {
+    uint32_t reports;              /* every report raised during the run */
+    char what[48];                 /* TSan's description: data-race, heap-use-after-free... */
+    uint32_t naccess;
+    sched_race_access access[2];   /* [0] the access that raised it, [1] the earlier one */
+    uint32_t nthreads;
+    int thread_tid[SCHED_RACE_THREADS];
+    char thread_name[SCHED_RACE_THREADS][48];
+} sched_race;
+
 typedef struct sched {
     sched_options opt;
     const sched_strategy *strategy;
@@ -102,6 +126,7 @@ typedef struct sched {
     uint64_t ihash, chash;
 
     sched_fiber main;
+    sched_race race;
     sched_status status;
     char reason[256];
 

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "sched_internal.h"
+#include "sched_tsan.h"
 
 SCHED_NORETURN static void misuse(sched *s, const char *what, uint64_t id) {
     rt_thread *cur = s->current;
@@ -16,17 +17,20 @@ SCHED_NORETURN static void misuse(sched *s, const char *what, uint64_t id) {
 
 static rt_thread *op_spawn(const char *name, rt_thread_fn fn, void *arg, bool daemon) {
     sched *s = sched_current;
-    rt_thread *t;
+    rt_thread *me = s->current, *t;
+    sched_tsan_quiet_begin(me);
     sched_tick(s);
     t = sched_spawn_thread(s, name, fn, arg, daemon);
     if (!t) sched_fail_oom(s);
     sched_reschedule(s);
+    sched_tsan_quiet_end(me);
     return t;
 }
 
 static void op_join(rt_thread *t) {
     sched *s = sched_current;
     rt_thread *cur = s->current;
+    sched_tsan_quiet_begin(cur);
     sched_tick(s);
     if (!t || t == cur || t->joined || t->joiner) misuse(s, "rt_join of self or twice", t ? t->id : 0);
     if (t->state != TS_FINISHED) {
@@ -36,6 +40,8 @@ static void op_join(rt_thread *t) {
     }
     sched_reschedule(s);
     t->joined = true;
+    if (!cur->quiet_held) sched_hb_acquire(&t->joined);
+    sched_tsan_quiet_end(cur);
 }
 
 static uint32_t op_thread_id(void) { return sched_current->current->id; }
@@ -43,30 +49,50 @@ static const char *op_thread_name(void) { return sched_current->current->name; }
 
 static void op_yield(void) {
     sched *s = sched_current;
+    rt_thread *me = s->current;
+    sched_tsan_quiet_begin(me);
     sched_tick(s);
     sched_reschedule(s);
+    sched_tsan_quiet_end(me);
 }
 
 static void op_lock_acquire(rt_lock *l) {
     sched *s = sched_current;
+    rt_thread *me = s->current;
     sched_lock *sl;
+    sched_tsan_quiet_begin(me);
     sched_tick(s);
     sl = sched_lock_of(s, l);
-    if (sl->owner == s->current) misuse(s, "recursive rt_lock_acquire of lock", sl->id);
+    if (sl->owner == me) misuse(s, "recursive rt_lock_acquire of lock", sl->id);
     /* The point comes before the acquisition: who gets a contended lock
      * first is exactly what the strategy must be able to vary. */
     sched_reschedule(s);
     sched_lock_take(s, sl);
+    if (l->race_kind == RT_LOCK_HARNESS) {
+        /* The holder's own accesses are the harness's (sched_tsan.h). */
+        if (me->quiet_held++ == 0) sched_tsan_quiet_begin(me);
+    } else if (l->race_kind != RT_LOCK_UNORDERED) {
+        sched_hb_acquire(l);
+    }
+    sched_tsan_quiet_end(me);
 }
 
 static void op_lock_release(rt_lock *l) {
     sched *s = sched_current;
+    rt_thread *me = s->current;
     sched_lock *sl;
+    sched_tsan_quiet_begin(me);
     sched_tick(s);
     sl = sched_lock_of(s, l);
-    if (sl->owner != s->current) misuse(s, "rt_lock_release of a lock not held", sl->id);
+    if (sl->owner != me) misuse(s, "rt_lock_release of a lock not held", sl->id);
+    if (l->race_kind == RT_LOCK_HARNESS) {
+        if (--me->quiet_held == 0) sched_tsan_quiet_end(me);
+    } else if (l->race_kind != RT_LOCK_UNORDERED) {
+        sched_hb_release(l);
+    }
     sched_lock_give(s, sl);
     sched_reschedule(s);
+    sched_tsan_quiet_end(me);
 }
 
 static bool op_wait(rt_waitq *q, rt_lock *l, uint64_t deadline, const char *what) {
@@ -74,10 +100,14 @@ static bool op_wait(rt_waitq *q, rt_lock *l, uint64_t deadline, const char *what
     rt_thread *cur = s->current;
     sched_lock *sl;
     sched_waitq *sq;
+    bool woken;
+    bool edge = l->race_kind == 0;
+    sched_tsan_quiet_begin(cur);
     sched_tick(s);
     sl = sched_lock_of(s, l);
     sq = sched_waitq_of(s, q);
     if (sl->owner != cur) misuse(s, "rt_wait without holding its lock", sl->id);
+    if (edge) sched_hb_release(l);
     sched_lock_give(s, sl);
     cur->woken = false;
     cur->what = what;
@@ -90,7 +120,10 @@ static bool op_wait(rt_waitq *q, rt_lock *l, uint64_t deadline, const char *what
     }
     sched_reschedule(s);
     sched_lock_take(s, sl);
-    return cur->woken;
+    if (edge) sched_hb_acquire(l);
+    woken = cur->woken;
+    sched_tsan_quiet_end(cur);
+    return woken;
 }
 
 static void wake(sched *s, sched_waitq *sq, rt_thread *t) {
@@ -102,20 +135,26 @@ static void wake(sched *s, sched_waitq *sq, rt_thread *t) {
 
 static void op_wake_one(rt_waitq *q) {
     sched *s = sched_current;
+    rt_thread *me = s->current;
     sched_waitq *sq;
+    sched_tsan_quiet_begin(me);
     sched_tick(s);
     sq = sched_waitq_of(s, q);
     if (sq->head) wake(s, sq, sq->head);
     sched_reschedule(s);
+    sched_tsan_quiet_end(me);
 }
 
 static void op_wake_all(rt_waitq *q) {
     sched *s = sched_current;
+    rt_thread *me = s->current;
     sched_waitq *sq;
+    sched_tsan_quiet_begin(me);
     sched_tick(s);
     sq = sched_waitq_of(s, q);
     while (sq->head) wake(s, sq, sq->head);
     sched_reschedule(s);
+    sched_tsan_quiet_end(me);
 }
 
 static uint64_t op_now(void) { return sched_current->now; }
@@ -123,29 +162,34 @@ static uint64_t op_now(void) { return sched_current->now; }
 static void op_sleep_until(uint64_t deadline) {
     sched *s = sched_current;
     rt_thread *cur = s->current;
+    sched_tsan_quiet_begin(cur);
     sched_tick(s);
     if (deadline > s->now) {
         sched_timed_add(s, cur, deadline);
         sched_make_blocked(s, cur, TS_SLEEP);
     }
     sched_reschedule(s);
+    sched_tsan_quiet_end(cur);
 }
 
 static uint32_t op_choose(uint32_t n) {
     sched *s = sched_current;
     uint32_t v;
     if (n <= 1) return 0;
+    sched_tsan_quiet_begin(s->current);
     s->choices++;
     v = s->replay             ? sched_replay_choose(s, n)
         : s->strategy->choose ? s->strategy->choose(s, n)
                               : pcg32_bounded(&s->rng, n);
     sched_record_choose(s, v);
     s->chash = sched_mix(s->chash, ((uint64_t)1 << 63) | ((uint64_t)n << 32) | v);
+    sched_tsan_quiet_end(s->current);
     return v;
 }
 
 static void op_end_process(const char *reason) {
     sched *s = sched_current;
+    sched_tsan_quiet_begin(s->current);
     sched_end(s, SCHED_PROCESS_ENDED, "%s", reason ? reason : "");
 }
 

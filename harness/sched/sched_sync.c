@@ -5,7 +5,7 @@
 
 #include "sched_internal.h"
 
-_Static_assert(sizeof(sched_lock) <= sizeof(rt_lock), "sched_lock must fit in rt_lock");
+_Static_assert(sizeof(sched_lock) <= sizeof(((rt_lock *)0)->word), "sched_lock must fit in rt_lock's words");
 _Static_assert(sizeof(sched_waitq) <= sizeof(rt_waitq), "sched_waitq must fit in rt_waitq");
 
 sched_lock *sched_lock_of(sched *s, rt_lock *l) {

@@ -1,5 +1,6 @@
-/* The plain part of the seam on the simulated backend: atomics, the mutex,
- * clocks, thread ids, memory and fail-fast.  Pool objects: sim_*.c.
+/* The plain part of the seam on the simulated backend: the mutex, clocks,
+ * thread ids, memory and fail-fast.  Atomics: os_sim_atomic.c.  Pool
+ * objects: sim_*.c.
  *
  * Every call is a scheduling point (rt_yield or an rt_lock), so the
  * controlled scheduler can preempt the core between any two seam calls --
@@ -17,126 +18,25 @@
 
 void *sim_alloc_untracked(size_t n);
 void sim_free_any(void *p);
+void *sim_unlink_any(void *p);
 uint64_t sim_system_epoch(void);
-
-/* ---- atomics: seq_cst, correct on real threads too ------------------------- */
-#if defined(_MSC_VER)
-#define A_LOAD32(p) ((uint32_t)InterlockedCompareExchange((volatile LONG *)(p), 0, 0))
-#define A_XCHG32(p, v) ((uint32_t)InterlockedExchange((volatile LONG *)(p), (LONG)(v)))
-#define A_ADD32(p, v) ((uint32_t)InterlockedExchangeAdd((volatile LONG *)(p), (LONG)(v)))
-#define A_CAS32(p, e, d) ((uint32_t)InterlockedCompareExchange((volatile LONG *)(p), (LONG)(d), (LONG)(e)))
-#define A_LOAD64(p) ((uint64_t)InterlockedCompareExchange64((volatile LONG64 *)(p), 0, 0))
-#define A_XCHG64(p, v) ((uint64_t)InterlockedExchange64((volatile LONG64 *)(p), (LONG64)(v)))
-#define A_ADD64(p, v) ((uint64_t)InterlockedExchangeAdd64((volatile LONG64 *)(p), (LONG64)(v)))
-#define A_CAS64(p, e, d) \
-    ((uint64_t)InterlockedCompareExchange64((volatile LONG64 *)(p), (LONG64)(d), (LONG64)(e)))
-#define A_LOADP(p) InterlockedCompareExchangePointer((void *volatile *)(p), NULL, NULL)
-#define A_XCHGP(p, v) InterlockedExchangePointer((void *volatile *)(p), (v))
-#define A_CASP(p, e, d) InterlockedCompareExchangePointer((void *volatile *)(p), (d), (e))
-#else
-#define A_LOAD32(p) __atomic_load_n((p), __ATOMIC_SEQ_CST)
-#define A_XCHG32(p, v) __atomic_exchange_n((p), (v), __ATOMIC_SEQ_CST)
-#define A_ADD32(p, v) __atomic_fetch_add((p), (v), __ATOMIC_SEQ_CST)
-#define A_LOAD64(p) __atomic_load_n((p), __ATOMIC_SEQ_CST)
-#define A_XCHG64(p, v) __atomic_exchange_n((p), (v), __ATOMIC_SEQ_CST)
-#define A_ADD64(p, v) __atomic_fetch_add((p), (v), __ATOMIC_SEQ_CST)
-#define A_LOADP(p) __atomic_load_n((p), __ATOMIC_SEQ_CST)
-#define A_XCHGP(p, v) __atomic_exchange_n((p), (v), __ATOMIC_SEQ_CST)
-#endif
-
-uint32_t tph_os_load32(const volatile uint32_t *p) {
-    rt_yield();
-    return A_LOAD32((volatile uint32_t *)p);
-}
-void tph_os_store32(volatile uint32_t *p, uint32_t v) {
-    rt_yield();
-    (void)A_XCHG32(p, v);
-}
-/* No rt_yield: see os.h -- the gate must not add scheduling points. */
-uint32_t tph_os_gate_load32(const volatile uint32_t *p) { return A_LOAD32((volatile uint32_t *)p); }
-void tph_os_gate_store32(volatile uint32_t *p, uint32_t v) { (void)A_XCHG32(p, v); }
-uint32_t tph_os_fetch_add32(volatile uint32_t *p, uint32_t v) {
-    rt_yield();
-    return A_ADD32(p, v);
-}
-uint32_t tph_os_fetch_sub32(volatile uint32_t *p, uint32_t v) {
-    rt_yield();
-    return A_ADD32(p, 0u - v);
-}
-bool tph_os_cas32(volatile uint32_t *p, uint32_t *expected, uint32_t desired) {
-    rt_yield();
-#if defined(_MSC_VER)
-    uint32_t old = A_CAS32(p, *expected, desired);
-    if (old == *expected) return true;
-    *expected = old;
-    return false;
-#else
-    return __atomic_compare_exchange_n(p, expected, desired, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-#endif
-}
-uint64_t tph_os_load64(const volatile uint64_t *p) {
-    rt_yield();
-    return A_LOAD64((volatile uint64_t *)p);
-}
-void tph_os_store64(volatile uint64_t *p, uint64_t v) {
-    rt_yield();
-    (void)A_XCHG64(p, v);
-}
-uint64_t tph_os_fetch_add64(volatile uint64_t *p, uint64_t v) {
-    rt_yield();
-    return A_ADD64(p, v);
-}
-uint64_t tph_os_fetch_sub64(volatile uint64_t *p, uint64_t v) {
-    rt_yield();
-    return A_ADD64(p, 0u - v);
-}
-static bool cas64(volatile uint64_t *p, uint64_t *expected, uint64_t desired) {
-#if defined(_MSC_VER)
-    uint64_t old = A_CAS64(p, *expected, desired);
-    if (old == *expected) return true;
-    *expected = old;
-    return false;
-#else
-    return __atomic_compare_exchange_n(p, expected, desired, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-#endif
-}
-bool tph_os_cas64(volatile uint64_t *p, uint64_t *expected, uint64_t desired) {
-    rt_yield();
-    return cas64(p, expected, desired);
-}
-/* One scheduling point for the whole read-modify-write: it is one call. */
-uint64_t tph_os_fetch_max64(volatile uint64_t *p, uint64_t v) {
-    rt_yield();
-    uint64_t cur = A_LOAD64(p);
-    while (cur < v && !cas64(p, &cur, v)) {
-    }
-    return cur;
-}
-void *tph_os_load_ptr(void *const volatile *p) {
-    rt_yield();
-    return A_LOADP((void *volatile *)p);
-}
-void tph_os_store_ptr(void *volatile *p, void *v) {
-    rt_yield();
-    (void)A_XCHGP(p, v);
-}
-bool tph_os_cas_ptr(void *volatile *p, void **expected, void *desired) {
-    rt_yield();
-#if defined(_MSC_VER)
-    void *old = A_CASP(p, *expected, desired);
-    if (old == *expected) return true;
-    *expected = old;
-    return false;
-#else
-    return __atomic_compare_exchange_n(p, expected, desired, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-#endif
-}
 
 /* ---- mutex: an rt_lock in place ---------------------------------------------- */
 _Static_assert(sizeof(rt_lock) <= sizeof(tph_os_mutex), "tph_os_mutex must hold an rt_lock");
 
-void tph_os_mutex_lock(tph_os_mutex *m) { rt_lock_acquire((rt_lock *)(void *)m->word); }
-void tph_os_mutex_unlock(tph_os_mutex *m) { rt_lock_release((rt_lock *)(void *)m->word); }
+/* The rt_lock gives no edge of its own, so that the edge is the contract's
+ * row (MUTEX, sim_hb.h), stated here. */
+void tph_os_mutex_lock(tph_os_mutex *m) {
+    rt_lock *l = (rt_lock *)(void *)m->word;
+    rt_lock_unordered(l);
+    rt_lock_acquire(l);
+    sim_hb_acquire(SIM_HB_MUTEX, m);
+}
+void tph_os_mutex_unlock(tph_os_mutex *m) {
+    rt_lock *l = (rt_lock *)(void *)m->word;
+    sim_hb_release(SIM_HB_MUTEX, m);
+    rt_lock_release(l);
+}
 
 /* ---- clocks ------------------------------------------------------------------ */
 /* The system tick: QueryInterruptTime advances in 15.625 ms steps, so two
@@ -206,9 +106,14 @@ void tph_os_free(void *p) {
     }
     sim_lock();
     if (P->core_blocks_live) P->core_blocks_live--;
-    sim_free_any(p);
+    void *raw = sim_unlink_any(p);
     remember_freed(p);
     sim_unlock();
+    /* Freed outside the model's lock: in the race build the free is the
+     * core's own (a write of the whole block by this thread, checked against
+     * every access of the block no edge orders before it); under the lock
+     * it would be the harness's, unchecked (rt_lock_harness_only). */
+    free(raw);
 }
 
 uint64_t sim_core_blocks_live(void) {

@@ -30,7 +30,7 @@ static void deliver(sim_obj *ev) {
     while (ev->set && ev->ev_head) {
         sim_obj *w = ev->ev_head;
         if (!ev->manual_reset) ev->set = false;
-        sim_wait_fire(w, TPH_OS_WAIT_SIGNALED);
+        sim_wait_fire(w, TPH_OS_WAIT_SIGNALED, ev);
     }
 }
 
@@ -53,6 +53,7 @@ void tph_os_event_set(tph_os_event *eh) {
     sim_lock();
     sim_obj *ev = sim_use(eh, SIM_OBJ_EVENT, "SetEvent", false);
     if (ev) {
+        sim_hb_release(SIM_HB_EVENT_SET, &ev->hb[SIM_HB_EVENT_SET]);
         ev->set = true;
         deliver(ev);
         if (ev->set) rt_wake_all(&ev->ev_q);
@@ -79,6 +80,7 @@ uint32_t tph_os_event_wait(tph_os_event *eh, uint32_t timeout_ms) {
             if (ev->set) {
                 if (!ev->manual_reset) ev->set = false;
                 r = TPH_OS_WAIT_SIGNALED;
+                sim_hb_acquire(SIM_HB_EVENT_SET, &ev->hb[SIM_HB_EVENT_SET]);
                 break;
             }
             if (P->shutdown || ev->closed) break;

@@ -59,7 +59,7 @@ void tph_os_group_close_members(tph_os_group *gh, bool cancel_pending, void *cle
             sim_lock();
         }
     }
-    for (uint32_t i = 0; i < n; i++) sim_wait_callbacks(m[i], !cancel_pending, "CloseThreadpoolCleanupGroupMembers");
+    for (uint32_t i = 0; i < n; i++) sim_wait_callbacks(m[i], !cancel_pending, "CloseThreadpoolCleanupGroupMembers", SIM_HB_GROUP_RELEASE);
     for (uint32_t i = 0; i < n; i++) {
         m[i]->closed = true;
         sim_maybe_free(m[i]);

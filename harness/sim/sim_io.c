@@ -41,7 +41,10 @@ void tph_os_io_start(tph_os_io *ih) {
     sim_lock();
     sim_expect_announced("StartThreadpoolIo", (uintptr_t)ih, sim_pool_key_of(sim_announced_pool(ih, SIM_OBJ_IO)), 0);
     sim_obj *o = sim_use(ih, SIM_OBJ_IO, "StartThreadpoolIo", false);
-    if (o) o->io_pending++;
+    if (o) {
+        sim_hb_release(SIM_HB_SUBMIT, &o->hb[SIM_HB_SUBMIT]);
+        o->io_pending++;
+    }
     sim_unlock();
 }
 
@@ -54,6 +57,7 @@ void tph_os_io_cancel(tph_os_io *ih) {
         if (o->io_pending == 0) {
             sim_report_misuse("CancelThreadpoolIo", o, SIM_OBJ_IO, "no I/O started");
         } else {
+            sim_hb_release(SIM_HB_IO_CANCEL, &o->hb[SIM_HB_IO_CANCEL]);
             o->io_pending--;
             if (o->io_pending == 0) rt_wake_all(&o->idle_q); /* a run-down waits for it */
             sim_maybe_free(o);
@@ -75,6 +79,7 @@ bool sim_io_complete(void *file, void *overlapped, uint32_t io_result, uintptr_t
             sim_report_misuse("sim_io_complete", o, SIM_OBJ_IO, "completion without StartThreadpoolIo");
         } else {
             o->io_pending--;
+            sim_hb_release(SIM_HB_SUBMIT, &o->hb[SIM_HB_SUBMIT]);
             sim_packet pk = {0};
             pk.overlapped = overlapped;
             pk.io_result = io_result;
@@ -108,6 +113,8 @@ void tph_os_io_wait(tph_os_io *ih, bool cancel_pending) {
         while (!P->shutdown && (o->running || o->queued || o->io_pending))
             rt_wait(&o->idle_q, &P->lock, RT_FOREVER,
                     o->io_pending ? "WaitForThreadpoolIoCallbacks (a start is open)" : "WaitForThreadpoolIoCallbacks");
+        sim_hb_acquire(SIM_HB_CALLBACK_RETURN, &o->hb[SIM_HB_CALLBACK_RETURN]);
+        sim_hb_acquire(SIM_HB_IO_CANCEL, &o->hb[SIM_HB_IO_CANCEL]);
     }
     sim_unlock();
 }

@@ -13,6 +13,7 @@
 #include "os.h"
 #include "rt.h"
 #include "sim.h"
+#include "sim_hb.h"
 
 typedef struct sim_obj sim_obj;
 
@@ -24,6 +25,7 @@ typedef struct sim_packet {
     void *overlapped;
     uint32_t io_result;
     uintptr_t bytes;
+    sim_obj *signal_event; /* a wait's packet queued by this event's signal (EVENT_SET) */
 } sim_packet;
 
 typedef struct sim_worker {
@@ -49,6 +51,7 @@ typedef struct sim_queue {
  * small and a flat record keeps the tombstone table trivial. */
 struct sim_obj {
     sim_object_kind kind;
+    unsigned char hb[SIM_HB_EDGE_COUNT]; /* sync addresses of the contract's rows (sim_hb.h) */
     uint32_t id;    /* per kind, creation order (default pool: 0) */
     uint32_t index; /* in P->objs; encodes the handle */
     bool closed;
@@ -207,8 +210,9 @@ void sim_pool_release(sim_obj *pool);
 /* Frees a closed object whose callbacks are all done. */
 void sim_maybe_free(sim_obj *o);
 /* Waits (lock held) until o has nothing running and, when !cancel_done, nothing
- * queued either.  Returns early at shutdown. */
-void sim_wait_callbacks(sim_obj *o, bool include_queued, const char *what);
+ * queued either.  Returns early at shutdown.  The return acquires `edge`
+ * (CALLBACK_RETURN, or GROUP_RELEASE for a group's release) of o. */
+void sim_wait_callbacks(sim_obj *o, bool include_queued, const char *what, sim_hb_edge edge);
 void sim_stop_workers_locked(void);
 
 /* ---- sim_object.c ---------------------------------------------------------- */
@@ -225,7 +229,8 @@ void sim_timed_remove(sim_obj *o);
 
 /* ---- sim_wait.c ------------------------------------------------------------ */
 void sim_wait_unarm(sim_obj *w);
-void sim_wait_fire(sim_obj *w, uint32_t result);
+/* `signal`: the event whose SetEvent fired it (EVENT_SET), or NULL. */
+void sim_wait_fire(sim_obj *w, uint32_t result, sim_obj *signal);
 
 /* ---- sim_event.c ----------------------------------------------------------- */
 void sim_event_register(sim_obj *ev, sim_obj *w);

@@ -99,7 +99,15 @@ static void worker_main(void *arg) {
                                   : o->kind == SIM_OBJ_IO ? "io callback" : "work callback",
                                   o, o->kind, "its context was freed by the core before it ran (use after free)");
             sim_unlock();
-            if (!freed_ctx) run_packet(w, &copy);
+            if (!freed_ctx) {
+                sim_hb_acquire(SIM_HB_SUBMIT, &o->hb[SIM_HB_SUBMIT]);
+                sim_hb_acquire(SIM_HB_TIMER_SET, &o->hb[SIM_HB_TIMER_SET]);
+                if (copy.signal_event)
+                    sim_hb_acquire(SIM_HB_EVENT_SET, &copy.signal_event->hb[SIM_HB_EVENT_SET]);
+                run_packet(w, &copy);
+                sim_hb_release(SIM_HB_CALLBACK_RETURN, &o->hb[SIM_HB_CALLBACK_RETURN]);
+                sim_hb_release(SIM_HB_GROUP_RELEASE, &o->hb[SIM_HB_GROUP_RELEASE]);
+            }
             sim_lock();
             o->running--;
             pool->nrunning--;
@@ -255,8 +263,9 @@ void sim_maybe_free(sim_obj *o) {
     }
 }
 
-void sim_wait_callbacks(sim_obj *o, bool include_queued, const char *what) {
+void sim_wait_callbacks(sim_obj *o, bool include_queued, const char *what, sim_hb_edge edge) {
     while (!P->shutdown && (o->running || (include_queued && o->queued))) rt_wait(&o->idle_q, &P->lock, RT_FOREVER, what);
+    sim_hb_acquire(edge, &o->hb[edge]);
 }
 
 void sim_stop_workers_locked(void) {

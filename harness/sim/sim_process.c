@@ -44,8 +44,8 @@ static void *alloc_block(size_t n, bool tracked) {
     return u + 1;
 }
 
-static void free_block(void *p) {
-    if (!p) return;
+/* Unlinks p's block and returns what to pass to free(). */
+static void *unlink_block(void *p) {
     sim_alloc_hdr_u *u = (sim_alloc_hdr_u *)p - 1;
     if (u->h.magic != SIM_ALLOC_MAGIC) {
         fprintf(stderr, "sim: free of a block the simulated process did not allocate\n");
@@ -57,7 +57,11 @@ static void free_block(void *p) {
         if (u->h.next) u->h.next->prev = u->h.prev;
     }
     u->h.magic = 0;
-    free(u);
+    return u;
+}
+
+static void free_block(void *p) {
+    if (p) free(unlink_block(p));
 }
 
 void *sim_zalloc(size_t n) {
@@ -79,6 +83,8 @@ void *sim_alloc_untracked(size_t n);
 void sim_free_any(void *p);
 void *sim_alloc_untracked(size_t n) { return alloc_block(n, false); }
 void sim_free_any(void *p) { free_block(p); }
+void *sim_unlink_any(void *p);
+void *sim_unlink_any(void *p) { return p ? unlink_block(p) : NULL; }
 
 /* ---- lifecycle ------------------------------------------------------------- */
 sim_config sim_config_default(void) {
@@ -130,6 +136,8 @@ void sim_process_begin(const sim_config *cfg) {
     }
     P = (sim_process *)calloc(1, sizeof *P);
     if (!P) abort();
+    /* The model's lock orders the model, not the core (sim_hb.h). */
+    rt_lock_harness_only(&P->lock);
     P->cfg = cfg ? *cfg : sim_config_default();
     P->private_stall = P->cfg.private_pool_stall;
     P->runtime = rt_installed();

@@ -39,7 +39,7 @@ static void service_main(void *arg) {
                 continue;
             }
             if (o->kind == SIM_OBJ_TIMER) fire_timer(o, now);
-            else sim_wait_fire(o, TPH_OS_WAIT_TIMEOUT);
+            else sim_wait_fire(o, TPH_OS_WAIT_TIMEOUT, NULL);
             i = 0; /* the table changed */
         }
         P->service_sleep_until = next_deadline();
@@ -129,6 +129,7 @@ void tph_os_timer_set(tph_os_timer *th, const int64_t *due, uint32_t period_ms, 
     sim_expect_announced("SetThreadpoolTimer", (uintptr_t)th, sim_pool_key_of(sim_announced_pool(th, SIM_OBJ_TIMER)), due ? (uint64_t)*due : 0);
     sim_obj *t = sim_use(th, SIM_OBJ_TIMER, "SetThreadpoolTimer", false);
     if (t) {
+        sim_hb_release(SIM_HB_TIMER_SET, &t->hb[SIM_HB_TIMER_SET]);
         disarm(t);
         if (!due) {
             /* Never a stall trigger either way (only wait packets are). */
@@ -167,7 +168,7 @@ void tph_os_timer_wait(tph_os_timer *th, bool cancel_pending) {
     sim_obj *t = sim_use(th, SIM_OBJ_TIMER, "WaitForThreadpoolTimerCallbacks", false);
     if (t) {
         if (cancel_pending) sim_drop_packets(t);
-        sim_wait_callbacks(t, true, "WaitForThreadpoolTimerCallbacks");
+        sim_wait_callbacks(t, true, "WaitForThreadpoolTimerCallbacks", SIM_HB_CALLBACK_RETURN);
     }
     sim_unlock();
 }

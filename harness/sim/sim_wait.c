@@ -13,10 +13,11 @@ void sim_wait_unarm(sim_obj *w) {
     w->deadline = RT_FOREVER;
 }
 
-void sim_wait_fire(sim_obj *w, uint32_t result) {
+void sim_wait_fire(sim_obj *w, uint32_t result, sim_obj *signal) {
     sim_wait_unarm(w);
     sim_packet pk = {0};
     pk.wait_result = result;
+    pk.signal_event = signal;
     sim_enqueue(w, &pk);
     sim_maybe_free(w);
 }
@@ -46,14 +47,15 @@ void tph_os_wait_set(tph_os_wait *wh, tph_os_event *eh, uint32_t timeout_ms) {
     sim_obj *ev = NULL;
     if (w && eh) ev = sim_use(eh, SIM_OBJ_EVENT, "SetThreadpoolWait", false);
     if (w && (!eh || ev)) {
+        sim_hb_release(SIM_HB_SUBMIT, &w->hb[SIM_HB_SUBMIT]);
         sim_wait_unarm(w); /* re-arming replaces the registration */
         if (ev) {
             w->armed = true;
             if (ev->set) {
                 if (!ev->manual_reset) ev->set = false;
-                sim_wait_fire(w, TPH_OS_WAIT_SIGNALED);
+                sim_wait_fire(w, TPH_OS_WAIT_SIGNALED, ev);
             } else if (timeout_ms == 0) {
-                sim_wait_fire(w, TPH_OS_WAIT_TIMEOUT);
+                sim_wait_fire(w, TPH_OS_WAIT_TIMEOUT, NULL);
             } else {
                 sim_event_register(ev, w);
                 if (timeout_ms != TPH_OS_INFINITE) {
@@ -73,7 +75,7 @@ void tph_os_wait_wait(tph_os_wait *wh, bool cancel_pending) {
     sim_obj *w = sim_use(wh, SIM_OBJ_WAIT, "WaitForThreadpoolWaitCallbacks", false);
     if (w) {
         if (cancel_pending) cancel_queued(w);
-        sim_wait_callbacks(w, true, "WaitForThreadpoolWaitCallbacks");
+        sim_wait_callbacks(w, true, "WaitForThreadpoolWaitCallbacks", SIM_HB_CALLBACK_RETURN);
     }
     sim_unlock();
 }

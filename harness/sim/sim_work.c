@@ -21,6 +21,7 @@ void tph_os_work_submit(tph_os_work *wh) {
     sim_obj *o = sim_use(wh, SIM_OBJ_WORK, "SubmitThreadpoolWork", false);
     if (o) {
         sim_packet pk = {0};
+        sim_hb_release(SIM_HB_SUBMIT, &o->hb[SIM_HB_SUBMIT]);
         sim_pool_release(o->pool);
         sim_enqueue(o, &pk);
     }
@@ -34,7 +35,7 @@ void tph_os_work_wait(tph_os_work *wh, bool cancel_pending) {
     sim_obj *o = sim_use(wh, SIM_OBJ_WORK, "WaitForThreadpoolWorkCallbacks", false);
     if (o) {
         if (cancel_pending) sim_drop_packets(o); /* work: never a stall trigger */
-        sim_wait_callbacks(o, true, "WaitForThreadpoolWorkCallbacks");
+        sim_wait_callbacks(o, true, "WaitForThreadpoolWorkCallbacks", SIM_HB_CALLBACK_RETURN);
     }
     sim_unlock();
 }

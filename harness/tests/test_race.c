@@ -1,0 +1,313 @@
+/* The race build's detector (docs/races.md): ThreadSanitizer inside the
+ * controlled scheduler, with the pool's happens-before contract
+ * (harness/sim/sim_hb.h) and nothing more.  Each edge of the contract is
+ * checked both ways: an access ordered by it is no race, the same access
+ * with the edge's call moved after it is one.  The model's lock, the fiber
+ * switches and a virtual-time sleep must order nothing.  A report names both
+ * threads and both sites and is the same, byte for byte, for the same seed.
+ * Outside the race build every case is skipped. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "os.h"
+#include "rt.h"
+#include "rt_sched.h"
+#include "sim.h"
+
+#define SEEDS 12u
+
+/* The shared word the bodies race on (plain accesses: what TSan checks). */
+typedef struct shared {
+    volatile uint64_t x;
+    tph_os_event *ev;
+    tph_os_mutex m;
+    uint32_t flag;
+} shared;
+
+/* On the heap, fresh for each run: TSan marks a word it reported a race on
+ * so that it never reports it again in the process (tsan_rtl_access.cpp,
+ * DoReportRace), so a global would be reported by the first run only. */
+static shared *gp;
+#define g (*gp)
+
+static void body_run(void *arg) {
+    void (*fn)(void) = (void (*)(void))(uintptr_t)arg;
+    sim_process_begin(NULL);
+    fn();
+    sim_process_end();
+}
+
+/* The run's race report for `seed` (malloc'd), or NULL. */
+static char *race_of(void (*fn)(void), uint64_t seed, sched_strategy_kind strategy) {
+    sched_options o;
+    sched_result r;
+    char *race;
+    gp = calloc(1, sizeof *gp);
+    assert_non_null(gp);
+    sched_options_default(&o);
+    o.seed = seed;
+    o.strategy = strategy;
+    assert_int_equal(sched_run(&o, body_run, (void *)(uintptr_t)fn, &r), 0);
+    if (sim_process_active()) sim_process_end();
+    assert_int_equal(r.status, SCHED_OK);
+    race = NULL;
+    if (r.race) {
+        size_t n = strlen(r.race) + 1;
+        race = malloc(n);
+        assert_non_null(race);
+        memcpy(race, r.race, n);
+    }
+    sched_result_free(&r);
+    free(gp);
+    gp = NULL;
+    return race;
+}
+
+/* Every seed under both strategies: a race, or none. */
+static void expect(void (*fn)(void), bool race, const char *what) {
+#if !defined(TPHEAL_TSAN)
+    (void)fn, (void)race, (void)what, (void)race_of;
+    skip();
+#else
+    for (uint64_t seed = 0; seed < SEEDS; seed++) {
+        for (int st = 0; st < 2; st++) {
+            char *r = race_of(fn, seed, st ? SCHED_STRATEGY_PCT : SCHED_STRATEGY_RANDOM);
+            if (race && !r) fail_msg("%s: no race reported (seed %llu, %s)", what, (unsigned long long)seed,
+                                     st ? "pct" : "random");
+            if (!race && r) fail_msg("%s: a race reported (seed %llu, %s):\n%s", what, (unsigned long long)seed,
+                                     st ? "pct" : "random", r);
+            free(r);
+        }
+    }
+#endif
+}
+
+static void TPH_OS_CALLBACK read_x(tph_os_instance *i, void *ctx, tph_os_work *w) {
+    (void)i, (void)ctx, (void)w;
+    if (g.x != 1) g.flag = 2; /* a read of x */
+}
+static void TPH_OS_CALLBACK write_x(tph_os_instance *i, void *ctx, tph_os_work *w) {
+    (void)i, (void)ctx, (void)w;
+    g.x = 2;
+}
+
+/* ---- submit -> callback start; callback return -> WaitFor*Callbacks ---- */
+static void body_submit_ordered(void) {
+    tph_os_work *w = tph_os_work_create(read_x, NULL, NULL);
+    g.x = 1;
+    tph_os_work_submit(w);
+    tph_os_work_wait(w, false);
+    g.x = 3; /* after the callback's read: the wait's return is ordered after it */
+    tph_os_work_close(w);
+}
+static void body_submit_unordered(void) {
+    tph_os_work *w = tph_os_work_create(read_x, NULL, NULL);
+    tph_os_work_submit(w);
+    g.x = 1; /* after the submit: nothing orders it before the callback */
+    tph_os_work_wait(w, false);
+    tph_os_work_close(w);
+}
+static void body_no_wait(void) {
+    tph_os_work *w = tph_os_work_create(write_x, NULL, NULL);
+    tph_os_work_submit(w);
+    /* A virtual-time sleep and a seam call through the model's lock order
+     * nothing: the callback's write races with this read. */
+    rt_sleep_until(rt_now() + 100 * SIM_MS);
+    tph_os_event_close(tph_os_event_create(false, false));
+    if (g.x == 2) g.flag = 1;
+    tph_os_work_wait(w, false);
+    tph_os_work_close(w);
+}
+static void test_submit_and_wait(void **st) {
+    (void)st;
+    expect(body_submit_ordered, false, "write, submit, callback reads, wait, write");
+    expect(body_submit_unordered, true, "submit, then write");
+    expect(body_no_wait, true, "a callback's write read after a sleep and a model call, before the wait");
+}
+
+/* ---- SetEvent -> the wait callback ---------------------------------------- */
+static void TPH_OS_CALLBACK wait_read_x(tph_os_instance *i, void *ctx, tph_os_wait *w, uint32_t r) {
+    (void)i, (void)ctx, (void)w, (void)r;
+    if (g.x != 1) g.flag = 2;
+}
+static void setter(void *arg) {
+    (void)arg;
+    g.x = 1;
+    tph_os_event_set(g.ev);
+}
+static void late_setter(void *arg) {
+    (void)arg;
+    tph_os_event_set(g.ev);
+    g.x = 1;
+}
+static void event_body(void (*fn)(void *)) {
+    tph_os_wait *w = tph_os_wait_create(wait_read_x, NULL, NULL);
+    g.ev = tph_os_event_create(false, false);
+    tph_os_wait_set(w, g.ev, TPH_OS_INFINITE);
+    rt_join(rt_spawn("setter", fn, NULL, false));
+    tph_os_wait_wait(w, false);
+    tph_os_wait_close(w);
+    tph_os_event_close(g.ev);
+}
+static void body_event_ordered(void) { event_body(setter); }
+static void body_event_unordered(void) {
+    /* The setter is joined after the callback may have run: the join orders
+     * the setter before main, never before the callback. */
+    event_body(late_setter);
+}
+static void test_set_event(void **st) {
+    (void)st;
+    expect(body_event_ordered, false, "write, SetEvent, the wait callback reads");
+    expect(body_event_unordered, true, "SetEvent, then write");
+}
+
+/* ---- timer set -> its tick -------------------------------------------------- */
+static void TPH_OS_CALLBACK tick_read_x(tph_os_instance *i, void *ctx, tph_os_timer *t) {
+    (void)i, (void)ctx, (void)t;
+    if (g.x != 1) g.flag = 2;
+}
+static void timer_body(bool write_first) {
+    tph_os_timer *t = tph_os_timer_create(tick_read_x, NULL, NULL);
+    int64_t due = -10 * 10000; /* 10 ms, relative */
+    if (write_first) g.x = 1;
+    tph_os_timer_set(t, &due, 0, 0);
+    if (!write_first) g.x = 1;
+    rt_sleep_until(rt_now() + 100 * SIM_MS);
+    tph_os_timer_wait(t, false);
+    tph_os_timer_close(t);
+}
+static void body_timer_ordered(void) { timer_body(true); }
+static void body_timer_unordered(void) { timer_body(false); }
+static void test_timer_set(void **st) {
+    (void)st;
+    expect(body_timer_ordered, false, "write, SetThreadpoolTimer, the tick reads");
+    expect(body_timer_unordered, true, "SetThreadpoolTimer, then write");
+}
+
+/* ---- cleanup-group release -> its return ------------------------------------ */
+static void group_body(bool release) {
+    tph_os_group *grp = tph_os_group_create();
+    tph_os_env env = {NULL, grp, NULL, TPH_OS_PRIORITY_NORMAL, false};
+    tph_os_work *w = tph_os_work_create(write_x, NULL, &env);
+    tph_os_work_submit(w);
+    if (release) tph_os_group_close_members(grp, false, NULL);
+    if (g.x == 2) g.flag = 1;
+    if (!release) {
+        rt_sleep_until(rt_now() + 100 * SIM_MS);
+        tph_os_group_close_members(grp, false, NULL);
+    }
+    tph_os_group_close(grp);
+}
+static void body_group_ordered(void) { group_body(true); }
+static void body_group_unordered(void) { group_body(false); }
+static void test_group_release(void **st) {
+    (void)st;
+    expect(body_group_ordered, false, "a member's callback writes, the release returns, read");
+    expect(body_group_unordered, true, "read before the release");
+}
+
+/* ---- seam mutex; seam atomics ------------------------------------------------ */
+static void locked_inc(void *arg) {
+    (void)arg;
+    tph_os_mutex_lock(&g.m);
+    g.x++;
+    tph_os_mutex_unlock(&g.m);
+}
+static void plain_inc(void *arg) {
+    (void)arg;
+    tph_os_mutex_lock(&g.m);
+    tph_os_mutex_unlock(&g.m);
+    g.x++;
+}
+static void two(void (*fn)(void *)) {
+    rt_thread *a = rt_spawn("a", fn, NULL, false);
+    rt_thread *b = rt_spawn("b", fn, NULL, false);
+    rt_join(a);
+    rt_join(b);
+}
+static void body_mutex_ordered(void) { two(locked_inc); }
+static void body_mutex_unordered(void) { two(plain_inc); }
+static void publisher(void *arg) {
+    (void)arg;
+    g.x = 1;
+    tph_os_store32(&g.flag, 1);
+}
+/* The publisher has no blocking call: by the end of the reader's sleep it
+ * has finished, whatever the schedule. */
+static void reader(void *arg) {
+    (void)arg;
+    rt_sleep_until(rt_now() + 10 * SIM_MS);
+    if (tph_os_load32(&g.flag) && g.x != 1) abort();
+}
+static void plain_reader(void *arg) {
+    (void)arg;
+    rt_sleep_until(rt_now() + 10 * SIM_MS);
+    if (g.x == 1) g.flag = 3;
+}
+static void body_atomic_ordered(void) {
+    rt_thread *a = rt_spawn("publisher", publisher, NULL, false);
+    rt_thread *b = rt_spawn("reader", reader, NULL, false);
+    rt_join(a);
+    rt_join(b);
+}
+static void body_atomic_unordered(void) {
+    rt_thread *a = rt_spawn("publisher", publisher, NULL, false);
+    rt_thread *b = rt_spawn("reader", plain_reader, NULL, false);
+    rt_join(a);
+    rt_join(b);
+}
+static void test_mutex_and_atomics(void **st) {
+    (void)st;
+    expect(body_mutex_ordered, false, "two threads increment under the seam mutex");
+    expect(body_mutex_unordered, true, "two threads increment after it");
+    expect(body_atomic_ordered, false, "a write published by a seam atomic store, read after its load");
+    expect(body_atomic_unordered, true, "the same read without the load");
+}
+
+/* ---- the report ------------------------------------------------------------------ */
+static void test_report_names_both_and_replays(void **st) {
+    (void)st;
+#if !defined(TPHEAL_TSAN)
+    skip();
+#else
+    char *first = race_of(body_submit_unordered, 7, SCHED_STRATEGY_PCT);
+    assert_non_null(first);
+    /* Both accesses, with the scenario-visible names of both threads, and
+     * sites as function file:line -- no address. */
+    assert_non_null(strstr(first, "ThreadSanitizer: data-race"));
+    assert_non_null(strstr(first, "thread 1 \"main\""));
+    assert_non_null(strstr(first, "\"default pool worker\""));
+    assert_non_null(strstr(first, "previous "));
+    assert_non_null(strstr(first, "body_submit_unordered harness/tests/test_race.c:"));
+    assert_non_null(strstr(first, "read_x harness/tests/test_race.c:"));
+    assert_null(strstr(first, "0x"));
+    /* Other runs in between do not change it. */
+    for (uint64_t s = 0; s < 5; s++) free(race_of(body_no_wait, s, SCHED_STRATEGY_RANDOM));
+    char *again = race_of(body_submit_unordered, 7, SCHED_STRATEGY_PCT);
+    assert_non_null(again);
+    assert_string_equal(first, again);
+    free(first);
+    free(again);
+#endif
+}
+
+int main(void) {
+    sched_race_reports_claimed(); /* every race here is a run's (sched_result.race) */
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_submit_and_wait),
+        cmocka_unit_test(test_set_event),
+        cmocka_unit_test(test_timer_set),
+        cmocka_unit_test(test_group_release),
+        cmocka_unit_test(test_mutex_and_atomics),
+        cmocka_unit_test(test_report_names_both_and_replays),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    sched_release_cache();
+    return failed;
+}
