@@ -7,6 +7,7 @@ harness/scenario/tpheal-harness and tpheal-harness-failfast.  Seeds per
 strategy: $TPHEAL_SCENARIO_SEEDS (default 200).  Measured on the 2-core CI
 machine (Debug build): the whole corpus, 35 files x 200 seeds x 2 strategies,
 runs in 3-7 s through this file (figures in docs/scenarios.md)."""
+import json
 import os
 import pathlib
 import re
@@ -256,6 +257,31 @@ def test_dfs_explores_a_small_scenario_completely():
     assert outs[0] == outs[1]
     assert re.search(r"explored (\d+) distinct interleavings with <= 1 preemptions \(complete\), 0 failures",
                      outs[0]), outs[0]
+
+
+# Runs per scenario for the corpus-wide DFS: the two re-arming scenarios run
+# 25,000 scheduling points a run (their workers spin until the fair schedule
+# demotes them), ~375 runs/s; the rest 10-30 k runs/s.
+DFS_CORPUS_RUNS = 1000
+
+
+def test_dfs_over_the_corpus_at_one_preemption_has_no_failure():
+    """A bounded search must not report a livelock only an unfair schedule
+    produces: at P = 1 every scenario passes, and the re-arming ones needed
+    the fair schedule's demotions to end."""
+    rc, out = run_bounded([harness(), "run", *map(str, SCENARIOS), "--strategy", "dfs", "--preemptions", "1",
+                           "--max-runs", str(DFS_CORPUS_RUNS), "--json"], 600, cwd=REPO)
+    # 4: a requirement no run of a truncated search reached (many-pools-churn's
+    # overlap, past the first 1,000 leaves); only a failure (1) is red here
+    assert rc in (0, 4), out[-8000:]
+    rows = [json.loads(l) for l in out.splitlines() if l.startswith("{")]
+    dfs = {pathlib.Path(r["dfs"]).name: r for r in rows if isinstance(r.get("dfs"), str)}
+    assert len(dfs) == len(SCENARIOS), sorted(set(p.name for p in SCENARIOS) - set(dfs))
+    assert not [r for r in rows if "failure" in r], [r for r in rows if "failure" in r][:3]
+    for name, r in dfs.items():
+        assert r["failures"] == 0 and r["interleavings"] > 0, r
+    fair = dfs["group-release-cancelling-stops-rearms.scn"]
+    assert fair["fair_runs"] > 0 and fair["max_streak"] == 4096, fair
 
 
 def test_dfs_failure_replays_by_schedule(tmp_path):

@@ -734,14 +734,20 @@ static int cmd_run(int argc, char **argv) {
             }
             if (!o.json)
                 printf("DFS %s  explored %llu distinct interleavings with <= %u preemptions (%s), %llu failures; "
-                       "deepest run %llu choices, most preemptions used %u\n",
+                       "deepest run %llu choices, most preemptions used %u; fair schedule: %llu runs demoted a "
+                       "thread (%llu demotions), longest streak %llu\n",
                        s->path, (unsigned long long)sched_dfs_runs(d), o.preemptions,
                        sched_dfs_complete(d) ? "complete" : "stopped at limit", (unsigned long long)t.failures,
-                       (unsigned long long)sched_dfs_max_depth(d), sched_dfs_max_used(d));
+                       (unsigned long long)sched_dfs_max_depth(d), sched_dfs_max_used(d),
+                       (unsigned long long)sched_dfs_fair_runs(d), (unsigned long long)sched_dfs_fair_switches(d),
+                       (unsigned long long)sched_dfs_max_streak(d));
             else
-                printf("{\"dfs\":\"%s\",\"interleavings\":%llu,\"preemptions\":%u,\"complete\":%s,\"failures\":%llu}\n",
+                printf("{\"dfs\":\"%s\",\"interleavings\":%llu,\"preemptions\":%u,\"complete\":%s,\"failures\":%llu,"
+                       "\"fair_runs\":%llu,\"fair_switches\":%llu,\"max_streak\":%llu}\n",
                        s->path, (unsigned long long)sched_dfs_runs(d), o.preemptions,
-                       sched_dfs_complete(d) ? "true" : "false", (unsigned long long)t.failures);
+                       sched_dfs_complete(d) ? "true" : "false", (unsigned long long)t.failures,
+                       (unsigned long long)sched_dfs_fair_runs(d), (unsigned long long)sched_dfs_fair_switches(d),
+                       (unsigned long long)sched_dfs_max_streak(d));
             if (!sched_dfs_complete(d) && !sched_dfs_error(d) && !o.json)
                 printf("  (stopped at --max-runs %llu)\n", (unsigned long long)o.max_runs);
             sched_dfs_free(d);

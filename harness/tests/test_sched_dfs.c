@@ -283,6 +283,134 @@ static void dfs_reports_a_nondeterministic_program(void **state) {
     sched_dfs_free(d);
 }
 
+
+/* The shape of group-release-cancelling-stops-rearms.scn: a daemon pool
+ * worker whose callback re-arms itself stays runnable forever (a lock
+ * round trip per callback), and the thread that stops it sleeps first, so
+ * when it wakes the worker holds the CPU.  A search that never preempts
+ * never takes the CPU from the worker: every run at bound 0 is a
+ * "livelock" no real machine shows.  Fairness demotes the worker after
+ * the fair bound, for free, and every run at every bound ends. */
+typedef struct rearm {
+    rt_lock lock;
+    int stop;
+    uint64_t callbacks;
+} rearm;
+
+static void rearm_worker(void *p) {
+    rearm *r = (rearm *)p;
+    for (;;) {
+        rt_lock_acquire(&r->lock);
+        if (r->stop) {
+            rt_lock_release(&r->lock);
+            return;
+        }
+        r->callbacks++;
+        rt_lock_release(&r->lock);
+    }
+}
+
+static void rearm_releaser(void *p) {
+    rearm *r = (rearm *)p;
+    rt_sleep_until(rt_now() + 500);
+    rt_lock_acquire(&r->lock);
+    r->stop = 1;
+    rt_lock_release(&r->lock);
+}
+
+static void rearm_main(void *p) {
+    (void)rt_spawn("worker", rearm_worker, p, true);
+    rt_join(rt_spawn("releaser", rearm_releaser, p, false));
+}
+
+typedef struct fair_stats {
+    uint64_t runs, ok, livelocks, fair_runs;
+    bool complete;
+    char reason[256];
+} fair_stats;
+
+static fair_stats explore_fair(unsigned bound, uint64_t fair_bound, rt_thread_fn fn, void *arg, size_t argsize,
+                               uint64_t limit) {
+    fair_stats st;
+    sched_dfs *d = sched_dfs_new(bound);
+    memset(&st, 0, sizeof st);
+    assert_non_null(d);
+    sched_dfs_set_fair_bound(d, fair_bound);
+    do {
+        sched_options o;
+        sched_result r;
+        sched_options_default(&o);
+        o.strategy = SCHED_STRATEGY_DFS;
+        o.dfs = d;
+        o.max_steps = 20000;
+        memset(arg, 0, argsize);
+        assert_int_equal(sched_run(&o, fn, arg, &r), 0);
+        if (r.status == SCHED_OK) st.ok++;
+        else if (r.status == SCHED_LIVELOCK) {
+            st.livelocks++;
+            if (!st.reason[0]) memcpy(st.reason, r.reason, sizeof st.reason);
+        } else fail_msg("unexpected status %s: %s", sched_status_name(r.status), r.reason);
+        sched_result_free(&r);
+    } while (sched_dfs_advance(d) && sched_dfs_runs(d) < limit);
+    assert_null(sched_dfs_error(d));
+    st.runs = sched_dfs_runs(d);
+    st.complete = sched_dfs_complete(d);
+    st.fair_runs = sched_dfs_fair_runs(d);
+    sched_dfs_free(d);
+    return st;
+}
+
+static void dfs_fairness_ends_a_rearming_worker(void **state) {
+    rearm r;
+    fair_stats st;
+    unsigned b;
+    (void)state;
+    /* unfair (the search before fairness): the first run is a livelock */
+    st = explore_fair(0, 0, rearm_main, &r, sizeof r, 1);
+    assert_int_equal(st.livelocks, 1);
+    /* fair, small bound so the test is cheap: every run ends, at bounds
+     * 0..2, the bounded tree is complete, and some runs needed a demotion */
+    for (b = 0; b < 3; b++) {
+        st = explore_fair(b, 8, rearm_main, &r, sizeof r, 200000);
+        assert_int_equal(st.livelocks, 0);
+        assert_int_equal(st.ok, st.runs);
+        assert_true(st.complete);
+        assert_true(st.fair_runs > 0);
+    }
+    /* the default bound also ends it (one run, bound 0) */
+    st = explore_fair(0, SCHED_DFS_FAIR_BOUND, rearm_main, &r, sizeof r, 1);
+    assert_int_equal(st.ok, 1);
+}
+
+/* A livelock that every fair schedule shows -- two threads spinning on a
+ * flag nobody sets -- is still reported, and the reason says the schedule
+ * was fair. */
+static void spin_forever(void *p) {
+    rearm *r = (rearm *)p;
+    for (;;) {
+        rt_lock_acquire(&r->lock);
+        r->callbacks++;
+        rt_lock_release(&r->lock);
+    }
+}
+
+static void spin_main(void *p) {
+    rt_thread *a = rt_spawn("a", spin_forever, p, false);
+    rt_thread *b = rt_spawn("b", spin_forever, p, false);
+    rt_join(a);
+    rt_join(b);
+}
+
+static void dfs_fair_livelock_is_reported_as_fair(void **state) {
+    rearm r;
+    fair_stats st;
+    (void)state;
+    st = explore_fair(0, 8, spin_main, &r, sizeof r, 3);
+    assert_int_equal(st.livelocks, st.runs);
+    assert_int_equal(st.fair_runs, st.runs);
+    assert_non_null(strstr(st.reason, "under a fair schedule"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(dfs_counts_a_spawn_and_a_yield_by_hand),
@@ -291,6 +419,8 @@ int main(void) {
         cmocka_unit_test(dfs_finds_a_bug_only_a_preemption_shows),
         cmocka_unit_test(dfs_runs_are_distinct_and_grow_with_the_bound),
         cmocka_unit_test(dfs_reports_a_nondeterministic_program),
+        cmocka_unit_test(dfs_fairness_ends_a_rearming_worker),
+        cmocka_unit_test(dfs_fair_livelock_is_reported_as_fair),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     sched_release_cache();
