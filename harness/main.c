@@ -66,6 +66,7 @@ typedef struct options {
     bool one_seed;
     int strategies; /* bit 0 random, bit 1 pct, bit 2 dfs (alone) */
     unsigned preemptions; /* dfs: the preemption bound */
+    bool por;             /* dfs: partial-order reduction */
     uint64_t max_runs;    /* dfs: stop after this many runs */
     double min_reach;     /* NOT-EXERCISED below this % of a strategy's runs (0: below one run) */
     unsigned depth;
@@ -300,6 +301,10 @@ static int parse_options(int argc, char **argv, int i, options *o, const char **
             i++;
         } else if (strcmp(a, "--trace") == 0) {
             o->trace = true;
+        } else if (strcmp(a, "--por") == 0) {
+            o->por = true;
+        } else if (strcmp(a, "--no-por") == 0) {
+            o->por = false;
         } else if (strcmp(a, "--json") == 0) {
             o->json = true;
         } else if (strcmp(a, "--no-replay") == 0) {
@@ -722,6 +727,7 @@ static int cmd_run(int argc, char **argv) {
             /* bounded-exhaustive: one search, each run its next leaf */
             sched_dfs *d = sched_dfs_new(o.preemptions);
             if (!d) { rc = 2; break; }
+            sched_dfs_set_por(d, o.por);
             for (k = 0;; k++) {
                 int r = run_one_seed(s, &o, 2, k + 1, &t, &max_choice, d);
                 if (r == 2) { rc = 2; break; }
@@ -750,6 +756,11 @@ static int cmd_run(int argc, char **argv) {
                        (unsigned long long)sched_dfs_max_streak(d));
             if (!sched_dfs_complete(d) && !sched_dfs_error(d) && !o.json)
                 printf("  (stopped at --max-runs %llu)\n", (unsigned long long)o.max_runs);
+            if (o.por && !o.json)
+                printf("  partial-order reduction: %llu traces, %llu redundant runs (sleep sets), %llu options pruned, "
+                       "%llu races\n",
+                       (unsigned long long)sched_dfs_traces(d), (unsigned long long)sched_dfs_blocked_runs(d),
+                       (unsigned long long)sched_dfs_pruned(d), (unsigned long long)sched_dfs_races(d));
             sched_dfs_free(d);
         }
         for (st = 0; st < 2 && o.strategies != 4; st++) {

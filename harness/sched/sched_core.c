@@ -61,6 +61,9 @@ static void fire_due(sched *s) {
     while (i < s->ntimed) {
         rt_thread *t = s->timed[i];
         if (t->deadline <= s->now) {
+            /* what a deadline does depends on the step count: the step it
+             * fires in depends on every other */
+            if (s->por) sched_por_clock(s);
             sched_timed_remove(s, t);
             if (t->state == TS_WAIT) {
                 sched_waitq *q = t->in_waitq;
@@ -112,6 +115,7 @@ static void advance_to_deadline(sched *s) {
 
 static rt_thread *pick_next(sched *s) {
     rt_thread *t;
+    if (s->por) sched_por_point(s);
     while (s->nrunnable == 0) advance_to_deadline(s);
     if (s->nrunnable == 1) return s->runnable[0];
     s->choice_points++;
@@ -148,6 +152,7 @@ void sched_reschedule(sched *s) {
 
 static void thread_exit(sched *s, rt_thread *t) {
     rt_thread *next;
+    if (s->por) sched_por_touch(s, SCHED_POR_THREAD_KEY(t->id), true); /* its joiner reads it */
     sched_make_blocked(s, t, TS_FINISHED);
     if (t->joiner) sched_make_runnable(s, t->joiner);
     if (!t->daemon && --s->alive_nondaemon == 0) sched_end(s, SCHED_OK, NULL);
@@ -214,6 +219,12 @@ rt_thread *sched_spawn_thread(sched *s, const char *name, rt_thread_fn fn, void 
 void sched_fail_oom(sched *s) { sched_end(s, SCHED_MISUSE, "out of memory (thread or fiber stack)"); }
 
 void sched_end(sched *s, sched_status status, const char *fmt, ...) {
+    if (s->por) {
+        /* the last step's races count too (por off first: a failure in
+         * there ends the run through here again) */
+        s->por = false;
+        sched_por_point(s);
+    }
     s->status = status;
     s->reason[0] = '\0';
     if (fmt) {

@@ -44,6 +44,16 @@ bool sched_dfs_complete(const sched_dfs *);
 uint64_t sched_dfs_runs(const sched_dfs *);       /* runs started */
 uint64_t sched_dfs_max_depth(const sched_dfs *);  /* most choice nodes in one run */
 unsigned sched_dfs_max_used(const sched_dfs *);   /* most preemptions one run used */
+/* Before the first run: partial-order reduction (sleep sets + DPOR over the
+ * dependency relation of harness/sched/README.md, "Dependency") on or off.
+ * With it, runs explore one schedule per class of equivalent ones, as far
+ * as the relation and the bound allow (strategy_dfs.c says what it may miss). */
+void sched_dfs_set_por(sched_dfs *, bool on);
+bool sched_dfs_por(const sched_dfs *);
+uint64_t sched_dfs_traces(const sched_dfs *);       /* runs that were not redundant */
+uint64_t sched_dfs_blocked_runs(const sched_dfs *); /* runs the sleep sets showed redundant */
+uint64_t sched_dfs_pruned(const sched_dfs *);       /* options within the bound never taken */
+uint64_t sched_dfs_races(const sched_dfs *);        /* races seen (backtrack points added) */
 uint64_t sched_dfs_fair_switches(const sched_dfs *); /* demotions over the search */
 uint64_t sched_dfs_fair_runs(const sched_dfs *);     /* runs with at least one */
 uint64_t sched_dfs_max_streak(const sched_dfs *);    /* most choice points one thread kept the CPU */

@@ -411,6 +411,131 @@ static void dfs_fair_livelock_is_reported_as_fair(void **state) {
     assert_non_null(strstr(st.reason, "under a fair schedule"));
 }
 
+/* ---- partial-order reduction (sched_dfs_set_por) ---- */
+
+typedef struct por_stats {
+    uint64_t runs, traces, failures;
+    bool complete;
+} por_stats;
+
+static por_stats explore_por(unsigned bound, bool por, rt_thread_fn fn, void *arg, void (*reset)(void *),
+                             bool (*check)(void *)) {
+    por_stats st;
+    sched_dfs *d = sched_dfs_new(bound);
+    memset(&st, 0, sizeof st);
+    assert_non_null(d);
+    sched_dfs_set_por(d, por);
+    do {
+        sched_options o;
+        sched_result r;
+        sched_options_default(&o);
+        o.strategy = SCHED_STRATEGY_DFS;
+        o.dfs = d;
+        if (reset) reset(arg);
+        assert_int_equal(sched_run(&o, fn, arg, &r), 0);
+        assert_int_equal(r.status, SCHED_OK);
+        if (check && check(arg)) st.failures++;
+        sched_result_free(&r);
+    } while (sched_dfs_advance(d) && sched_dfs_runs(d) < 100000);
+    assert_null(sched_dfs_error(d));
+    st.runs = sched_dfs_runs(d);
+    st.traces = por ? sched_dfs_traces(d) : st.runs;
+    st.complete = sched_dfs_complete(d);
+    sched_dfs_free(d);
+    return st;
+}
+
+/* Two threads, each a yield then one atomic write, nobody joins (the run
+ * ends when both are done).  Same address: the two writes race, 2 traces;
+ * different addresses: every interleaving is one trace.  By hand, at every
+ * bound (the reversal is a free switch when main exits). */
+typedef struct two_writes {
+    uint32_t x, y;
+    bool same;
+    char order[4];
+    int n;
+} two_writes;
+
+static void tw_a(void *p) {
+    two_writes *w = (two_writes *)p;
+    rt_yield();
+    rt_access(&w->x, RT_WRITE);
+    w->order[w->n++] = 'a';
+}
+static void tw_b(void *p) {
+    two_writes *w = (two_writes *)p;
+    rt_yield();
+    rt_access(w->same ? &w->x : &w->y, RT_WRITE);
+    w->order[w->n++] = 'b';
+}
+static void tw_main(void *p) {
+    (void)rt_spawn("a", tw_a, p, false);
+    (void)rt_spawn("b", tw_b, p, false);
+}
+static void tw_reset_same(void *p) {
+    memset(p, 0, sizeof(two_writes));
+    ((two_writes *)p)->same = true;
+}
+static void tw_reset_diff(void *p) { memset(p, 0, sizeof(two_writes)); }
+static bool tw_b_first(void *p) { return ((two_writes *)p)->order[0] == 'b'; }
+
+static void por_counts_traces_by_hand(void **state) {
+    two_writes w;
+    unsigned b;
+    (void)state;
+    for (b = 0; b <= 2; b++) {
+        por_stats full = explore_por(b, false, tw_main, &w, tw_reset_same, tw_b_first);
+        por_stats same = explore_por(b, true, tw_main, &w, tw_reset_same, tw_b_first);
+        por_stats diff = explore_por(b, true, tw_main, &w, tw_reset_diff, NULL);
+        assert_true(full.complete && same.complete && diff.complete);
+        assert_int_equal(same.traces, 2);
+        assert_int_equal(diff.traces, 1);
+        assert_true(same.runs <= full.runs);
+        /* b-first is a failure here: the reduced search finds it whenever
+         * the full one does */
+        assert_true(full.failures > 0);
+        assert_true(same.failures > 0);
+    }
+}
+
+/* The lost update of dfs_finds_a_bug_only_a_preemption_shows and the
+ * hand-off: at every bound up to 2, the reduced search fails exactly when
+ * the full one does, in no more runs. */
+static void por_finds_every_failure_the_full_search_finds(void **state) {
+    lost l;
+    handoff h;
+    unsigned b;
+    (void)state;
+    for (b = 0; b <= 2; b++) {
+        por_stats f = explore_por(b, false, lost_main, &l, lost_reset, lost_failed);
+        por_stats r = explore_por(b, true, lost_main, &l, lost_reset, lost_failed);
+        assert_true(f.complete && r.complete);
+        assert_int_equal(f.failures > 0, r.failures > 0);
+        assert_true(r.runs <= f.runs);
+        f = explore_por(b, false, handoff_main, &h, handoff_reset, handoff_not_bba);
+        r = explore_por(b, true, handoff_main, &h, handoff_reset, handoff_not_bba);
+        assert_true(f.complete && r.complete);
+        assert_int_equal(f.failures > 0, r.failures > 0);
+        assert_true(r.runs <= f.runs);
+    }
+}
+
+/* The spawn-and-yield tree by hand: its leaves at bounds 0, 1, 2 are 1, 2,
+ * 3, its traces 1, 2, 2 -- the third leaf (A first, main at A's yield:
+ * main's join blocks, then A ends) swaps only main's join with A's yield,
+ * which touch nothing in common: the same trace as the first leaf.  The
+ * second stays (main's join reads A finished: another trace). */
+static void por_keeps_distinct_traces(void **state) {
+    static const uint64_t want[] = {1, 2, 2};
+    unsigned b;
+    (void)state;
+    for (b = 0; b <= 2; b++) {
+        por_stats st = explore_por(b, true, spawn_join_main, NULL, NULL, NULL);
+        assert_true(st.complete);
+        assert_int_equal(st.traces, want[b]);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(dfs_counts_a_spawn_and_a_yield_by_hand),
@@ -421,6 +546,9 @@ int main(void) {
         cmocka_unit_test(dfs_reports_a_nondeterministic_program),
         cmocka_unit_test(dfs_fairness_ends_a_rearming_worker),
         cmocka_unit_test(dfs_fair_livelock_is_reported_as_fair),
+        cmocka_unit_test(por_counts_traces_by_hand),
+        cmocka_unit_test(por_finds_every_failure_the_full_search_finds),
+        cmocka_unit_test(por_keeps_distinct_traces),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     sched_release_cache();
