@@ -284,6 +284,21 @@ def test_dfs_over_the_corpus_at_one_preemption_has_no_failure():
     assert fair["fair_runs"] > 0 and fair["max_streak"] == 4096, fair
 
 
+def test_verify_prints_a_line_per_scenario_and_a_total():
+    """verify: DFS + reduction; PROVEN when complete with no failure, exit 4
+    when a scenario stops at --max-runs."""
+    small = [str(REPO / "scenarios" / n) for n in ("timer-disarm-discards-queued-tick.scn", "io-run-down.scn")]
+    rc, out = run_bounded([harness(), "verify", *small, "--json"], 120, cwd=REPO)
+    assert rc == 0, out
+    rows = [json.loads(l) for l in out.splitlines() if l.startswith("{")]
+    lines = [r for r in rows if "verify" in r]
+    assert len(lines) == 2 and all(r["complete"] and r["por"] and r["failures"] == 0 for r in lines), rows
+    total = [r for r in rows if "verify_total" in r][0]
+    assert total["verify_total"] == 2 and total["complete"] == 2 and total["runs"] == sum(r["runs"] for r in lines)
+    rc, out = run_bounded([harness(), "verify", *small, "--max-runs", "5"], 120, cwd=REPO)
+    assert rc == 4 and "INCOMPLETE" in out and "VERIFY TOTAL  0 of 2 scenarios complete" in out, out
+
+
 def test_dfs_failure_replays_by_schedule(tmp_path):
     f = tmp_path / "fails.scn"
     f.write_text("# purpose: a deliberately false expectation\n"

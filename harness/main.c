@@ -67,6 +67,8 @@ typedef struct options {
     int strategies; /* bit 0 random, bit 1 pct, bit 2 dfs (alone) */
     unsigned preemptions; /* dfs: the preemption bound */
     bool por;             /* dfs: partial-order reduction */
+    bool verify;          /* the verify command: dfs + por, one line a scenario and a total */
+    bool preemptions_given, max_runs_given, por_given;
     uint64_t max_runs;    /* dfs: stop after this many runs */
     double min_reach;     /* NOT-EXERCISED below this % of a strategy's runs (0: below one run) */
     unsigned depth;
@@ -96,7 +98,7 @@ static const command_help HELP[] = {
     {"run", "run FILE... [--seeds N | --seed S] [--first-seed S] [--strategy random|pct|both]\n"
             "          [--depth D] [--pct-steps K] [--mode controlled|native] [--json] [--no-replay]\n"
             "          [--save-schedules DIR] [--min-reach PCT]\n"
-            "       tpheal-harness run FILE... --strategy dfs [--preemptions P] [--max-runs M]",
+            "       tpheal-harness run FILE... --strategy dfs [--preemptions P] [--max-runs M] [--por]",
      "Runs each scenario for N seeds (default 100) from --first-seed (default 0), or the one\n"
      "seed S, with each strategy asked for (default random; pct: depth D, default 3, and K\n"
      "expected choice points, default measured by a seed-0 probe run).  Every failure prints a\n"
@@ -106,8 +108,16 @@ static const command_help HELP[] = {
      "stderr every 5 s of a long run (TPHEAL_PROGRESS_SECONDS).  Each `require` line reports\n"
      "the share of each strategy's runs that reached it; one reached by no run (or by less\n"
      "than --min-reach PCT) makes the scenario NOT-EXERCISED.  --strategy dfs explores every\n"
-     "interleaving with at most P preemptions (default 2), up to M runs (default 100000).\n"
+     "interleaving with at most P preemptions (default 2), up to M runs (default 100000);\n"
+     "--por adds the partial-order reduction (see verify).\n"
      "Exit 0 all passed, 1 a failure, 2 bad input, 3 all declined, 4 not exercised."},
+    {"verify", "verify FILE... [--preemptions P] [--max-runs M] [--no-por] [--json]",
+     "A bounded proof: every interleaving of each scenario with at most P preemptions (default\n"
+     "1), up to M runs a scenario (default 20000), with the partial-order reduction (one run\n"
+     "per class of equivalent schedules; --no-por for the plain bounded search).  One line a\n"
+     "scenario: PROVEN (complete, no failure), INCOMPLETE (stopped at M) or FAILED, with traces,\n"
+     "runs, options pruned and wall time; then a total.  Exit 0 all proven, 1 a failure, 4 some\n"
+     "incomplete, 2 bad input."},
     {"replay", "replay (--seed S --strategy random | --seed S --strategy pct --depth D --pct-steps K\n"
                "          | --schedule STRING | --schedule-file PATH) [--trace] FILE",
      "Re-runs one controlled run of FILE: by its seed with everything the run used (a seed\n"
@@ -261,9 +271,11 @@ static int parse_options(int argc, char **argv, int i, options *o, const char **
             uint64_t p;
             if (!parse_u64(v, &p) || p > 64) return usage("--preemptions needs 0..64");
             o->preemptions = (unsigned)p;
+            o->preemptions_given = true;
             i++;
         } else if (strcmp(a, "--max-runs") == 0) {
             if (!parse_u64(v, &o->max_runs) || o->max_runs == 0) return usage("--max-runs needs a positive number");
+            o->max_runs_given = true;
             i++;
         } else if (strcmp(a, "--min-reach") == 0) {
             uint64_t p;
@@ -302,9 +314,10 @@ static int parse_options(int argc, char **argv, int i, options *o, const char **
         } else if (strcmp(a, "--trace") == 0) {
             o->trace = true;
         } else if (strcmp(a, "--por") == 0) {
-            o->por = true;
+            o->por = o->por_given = true;
         } else if (strcmp(a, "--no-por") == 0) {
             o->por = false;
+            o->por_given = true;
         } else if (strcmp(a, "--json") == 0) {
             o->json = true;
         } else if (strcmp(a, "--no-replay") == 0) {
@@ -678,14 +691,32 @@ static bool report_reach(const scn_scenario *s, const tally *t, const options *o
     return short_of;
 }
 
+/* verify's total over the scenarios this process ran (a fail-fast one runs
+ * in the sibling binary, which prints its own line and total) */
+typedef struct verify_total {
+    uint64_t scenarios, complete, failures, runs, traces, pruned;
+    double seconds;
+} verify_total;
+
 static int cmd_run(int argc, char **argv) {
+    verify_total vt;
     const char **files = calloc((size_t)argc, sizeof *files);
     scn_scenario **scns;
     options o;
     int nfiles, i, rc = 0, bad = 0, declined = 0;
+    memset(&vt, 0, sizeof vt);
     if (!files) return 2;
     if (parse_options(argc, argv, 2, &o, files, &nfiles) != 0) { free(files); free(o.schedule_owned); return 2; }
     if (nfiles == 0) { free(files); free(o.schedule_owned); return usage("run needs at least one FILE"); }
+    if (strcmp(argv[1], "verify") == 0) {
+        /* bounded proof: DFS with the reduction, P = 1 and 20,000 runs a
+         * scenario unless told otherwise */
+        o.verify = true;
+        o.strategies = 4;
+        if (!o.por_given) o.por = true;
+        if (!o.preemptions_given) o.preemptions = 1;
+        if (!o.max_runs_given) o.max_runs = 20000;
+    }
     scns = calloc((size_t)nfiles, sizeof *scns);
     if (!scns) { free(files); return 2; }
     /* every file parses before anything runs: bad input is exit 2 */
@@ -738,7 +769,7 @@ static int cmd_run(int argc, char **argv) {
                 printf("DFS-ERROR %s: %s\n", s->path, sched_dfs_error(d));
                 if (rc < 1) rc = 1;
             }
-            if (!o.json)
+            if (!o.json && !o.verify)
                 printf("DFS %s  explored %llu distinct interleavings with <= %u preemptions (%s), %llu failures; "
                        "deepest run %llu choices, most preemptions used %u; fair schedule: %llu runs demoted a "
                        "thread (%llu demotions), longest streak %llu\n",
@@ -747,16 +778,42 @@ static int cmd_run(int argc, char **argv) {
                        (unsigned long long)sched_dfs_max_depth(d), sched_dfs_max_used(d),
                        (unsigned long long)sched_dfs_fair_runs(d), (unsigned long long)sched_dfs_fair_switches(d),
                        (unsigned long long)sched_dfs_max_streak(d));
-            else
+            else if (!o.verify)
                 printf("{\"dfs\":\"%s\",\"interleavings\":%llu,\"preemptions\":%u,\"complete\":%s,\"failures\":%llu,"
                        "\"fair_runs\":%llu,\"fair_switches\":%llu,\"max_streak\":%llu}\n",
                        s->path, (unsigned long long)sched_dfs_runs(d), o.preemptions,
                        sched_dfs_complete(d) ? "true" : "false", (unsigned long long)t.failures,
                        (unsigned long long)sched_dfs_fair_runs(d), (unsigned long long)sched_dfs_fair_switches(d),
                        (unsigned long long)sched_dfs_max_streak(d));
-            if (!sched_dfs_complete(d) && !sched_dfs_error(d) && !o.json)
+            if (!sched_dfs_complete(d) && !sched_dfs_error(d) && !o.json && !o.verify)
                 printf("  (stopped at --max-runs %llu)\n", (unsigned long long)o.max_runs);
-            if (o.por && !o.json)
+            if (o.verify) {
+                double secs = scn_wall_seconds() - t0;
+                bool ok = !t.failures && sched_dfs_complete(d) && !sched_dfs_error(d);
+                vt.scenarios++;
+                vt.complete += sched_dfs_complete(d) ? 1u : 0u;
+                vt.failures += t.failures;
+                vt.runs += sched_dfs_runs(d);
+                vt.traces += sched_dfs_traces(d);
+                vt.pruned += sched_dfs_pruned(d);
+                vt.seconds += secs;
+                if (o.json)
+                    printf("{\"verify\":\"%s\",\"preemptions\":%u,\"por\":%s,\"complete\":%s,\"failures\":%llu,"
+                           "\"runs\":%llu,\"traces\":%llu,\"redundant_runs\":%llu,\"pruned\":%llu,\"seconds\":%.3f}\n",
+                           s->path, o.preemptions, o.por ? "true" : "false", sched_dfs_complete(d) ? "true" : "false",
+                           (unsigned long long)t.failures, (unsigned long long)sched_dfs_runs(d),
+                           (unsigned long long)sched_dfs_traces(d), (unsigned long long)sched_dfs_blocked_runs(d),
+                           (unsigned long long)sched_dfs_pruned(d), secs);
+                else
+                    printf("VERIFY %s  %s at <= %u preemptions%s: %llu traces, %llu runs, %llu redundant, %llu options "
+                           "pruned, %llu failures, %.2f s\n",
+                           s->path, ok ? "PROVEN" : t.failures ? "FAILED" : "INCOMPLETE", o.preemptions,
+                           o.por ? "" : " (no reduction)", (unsigned long long)sched_dfs_traces(d),
+                           (unsigned long long)sched_dfs_runs(d), (unsigned long long)sched_dfs_blocked_runs(d),
+                           (unsigned long long)sched_dfs_pruned(d), (unsigned long long)t.failures, secs);
+                if (!ok && !t.failures && rc == 0) rc = 4;
+            }
+            if (o.por && !o.json && !o.verify)
                 printf("  partial-order reduction: %llu traces, %llu redundant runs (sleep sets), %llu options pruned, "
                        "%llu races\n",
                        (unsigned long long)sched_dfs_traces(d), (unsigned long long)sched_dfs_blocked_runs(d),
@@ -791,7 +848,14 @@ static int cmd_run(int argc, char **argv) {
         t.seconds = scn_wall_seconds() - t0;
         bool unexercised = !o.native && !o.schedule && o.strategies != 4 && t.runs >= NOT_EXERCISED_MIN_RUNS &&
                            t.distinct == 1;
-        bool unreached = report_reach(s, &t, &o) && !o.native && !o.schedule && t.runs > 0;
+        bool unreached = !o.verify && report_reach(s, &t, &o) && !o.native && !o.schedule && t.runs > 0;
+        if (o.verify) {
+            /* its VERIFY line is the scenario's line */
+            if (t.failures && (rc < 1 || rc == 4)) rc = 1;
+            free(t.seen);
+            fflush(stdout);
+            continue;
+        }
         if (unexercised)
             printf("NOT-EXERCISED %s: all %llu runs produced one interleaving: the scheduler is not racing "
                    "this scenario's threads\n",
@@ -832,6 +896,21 @@ static int cmd_run(int argc, char **argv) {
         fflush(stdout);
     }
     if (!bad && declined == nfiles) rc = 3;
+    if (o.verify && vt.scenarios) {
+        if (o.json)
+            printf("{\"verify_total\":%llu,\"complete\":%llu,\"preemptions\":%u,\"failures\":%llu,\"runs\":%llu,"
+                   "\"traces\":%llu,\"pruned\":%llu,\"seconds\":%.3f}\n",
+                   (unsigned long long)vt.scenarios, (unsigned long long)vt.complete, o.preemptions,
+                   (unsigned long long)vt.failures, (unsigned long long)vt.runs, (unsigned long long)vt.traces,
+                   (unsigned long long)vt.pruned, vt.seconds);
+        else
+            printf("VERIFY TOTAL  %llu of %llu scenarios complete at <= %u preemptions (%.0f%%), %llu failures, "
+                   "%llu traces, %llu runs, %llu options pruned, %.2f s\n",
+                   (unsigned long long)vt.complete, (unsigned long long)vt.scenarios, o.preemptions,
+                   100.0 * (double)vt.complete / (double)vt.scenarios, (unsigned long long)vt.failures,
+                   (unsigned long long)vt.traces, (unsigned long long)vt.runs, (unsigned long long)vt.pruned,
+                   vt.seconds);
+    }
     for (i = 0; i < nfiles; i++) scn_free(scns[i]);
     free(scns);
     free(files);
@@ -1048,10 +1127,10 @@ int main(int argc, char **argv) {
     if (argc < 2) return usage(NULL);
     if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
         return cmd_help(argc > 2 ? argv[2] : NULL);
-    if ((strcmp(argv[1], "run") == 0 || strcmp(argv[1], "replay") == 0 || strcmp(argv[1], "list") == 0 ||
+    if ((strcmp(argv[1], "run") == 0 || strcmp(argv[1], "verify") == 0 || strcmp(argv[1], "replay") == 0 || strcmp(argv[1], "list") == 0 ||
          strcmp(argv[1], "bench") == 0) && wants_help(argc, argv))
         return cmd_help(argv[1]);
-    if (strcmp(argv[1], "run") == 0) return cmd_run(argc, argv);
+    if (strcmp(argv[1], "run") == 0 || strcmp(argv[1], "verify") == 0) return cmd_run(argc, argv);
     if (strcmp(argv[1], "replay") == 0) return cmd_replay(argc, argv);
     if (strcmp(argv[1], "list") == 0) return cmd_list(argc, argv);
     if (strcmp(argv[1], "bench") == 0) return cmd_bench(argc, argv);
