@@ -231,7 +231,7 @@ void sched_end(sched *s, sched_status status, const char *fmt, ...) {
                 break;
             }
         s->por = false;
-        sched_por_point(s);
+        sched_por_end(s);
     }
     s->status = status;
     s->reason[0] = '\0';

@@ -170,6 +170,7 @@ void sched_por_touch(sched *, uintptr_t key, bool write);
 void sched_por_clock(sched *);           /* the step read or moved virtual time */
 void sched_por_point(sched *);           /* a point: the running step ends */
 void sched_por_spawned(sched *, rt_thread *); /* the running step spawned it */
+void sched_por_end(sched *);             /* the run ends: the last step, and who never ran again */
 #define SCHED_POR_THREAD_KEY(id) ((uintptr_t)(id) * 16u + 8u) /* no object lives there */
 static inline void sched_touch(sched *s, const void *obj, bool write) {
     if (s->por) sched_por_touch(s, (uintptr_t)obj, write);
