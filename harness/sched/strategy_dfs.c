@@ -454,7 +454,7 @@ void sched_por_point(sched *s) {
     por_ev *e;
     uint32_t j, p, C[POR_MAXT], cand[POR_MAXK * (POR_MAXT + 1)];
     size_t nc = 0, i, k;
-    unsigned q;
+    unsigned q, nt = s->nthreads < POR_MAXT ? s->nthreads : POR_MAXT; /* ids above are unused */
     e = d->open ? &d->ev[d->nev] : por_open(s, d);
     d->pick_node = 0;
     if (e->overflow) {
@@ -472,7 +472,7 @@ void sched_por_point(sched *s) {
         bool w = e->wmask >> i & 1u;
         if (d->obj_w[o]) cand[nc++] = d->obj_w[o] - 1;
         if (w)
-            for (q = 0; q < POR_MAXT; q++) {
+            for (q = 0; q < nt; q++) {
                 uint32_t r = d->obj_r[(size_t)o * POR_MAXT + q];
                 if (r) cand[nc++] = r - 1;
             }
@@ -489,7 +489,7 @@ void sched_por_point(sched *s) {
         add_backtrack(d, d->ev[c].node, p);
         if (d->ev[c].block != c) add_backtrack(d, d->ev[d->ev[c].block].node, p);
         cc = d->evclock + (size_t)c * POR_MAXT;
-        for (q = 0; q < POR_MAXT; q++)
+        for (q = 0; q < nt; q++)
             if (cc[q] > C[q]) C[q] = cc[q];
     }
 #ifdef POR_DEBUG
@@ -507,7 +507,7 @@ void sched_por_point(sched *s) {
         uint32_t o = e->key[i];
         if (e->wmask >> i & 1u) {
             d->obj_w[o] = j + 1;
-            memset(d->obj_r + (size_t)o * POR_MAXT, 0, POR_MAXT * sizeof *d->obj_r);
+            memset(d->obj_r + (size_t)o * POR_MAXT, 0, nt * sizeof *d->obj_r);
         } else {
             d->obj_r[(size_t)o * POR_MAXT + p - 1] = j + 1;
         }
