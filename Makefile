@@ -79,6 +79,13 @@ verify: deps build
 	@$(BUILD)/harness/scenario/tpheal-harness verify scenarios/*.scn --preemptions $(PREEMPTIONS) \
 	  --max-runs $(MAX_RUNS); rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 4 ]
 
+# make sabotage-dfs   schedules to first catch per strategy (random, PCT, DFS with and
+#   without the partial-order reduction at P=0..2) for the sabotage entries a scenario
+#   catches, and the reduction's soundness on them (ci/sabotage/dfs_catch.py; ~1 min an entry)
+.PHONY: sabotage-dfs
+sabotage-dfs: deps
+	/usr/bin/python3 ci/sabotage/dfs_catch.py --max-runs 2000
+
 sabotage: deps build
 	/usr/bin/python3 ci/sabotage/sweep.py $(if $(SHARD),--shard $(SHARD))
 
