@@ -299,6 +299,15 @@ def test_verify_prints_a_line_per_scenario_and_a_total():
     assert rc == 4 and "INCOMPLETE" in out and "VERIFY TOTAL  0 of 2 scenarios complete" in out, out
 
 
+def test_max_failures_stops_a_scenario_at_its_first_failure(tmp_path):
+    f = tmp_path / "fails.scn"
+    f.write_text("# purpose: a deliberately false expectation\n"
+                 "work W\nthread A\n  submit W\n  wait W\nend\nexpect calls(W) == 2\nrequire calls(W) == 1\n")
+    for args in (["--seeds", "10", "--strategy", "random"], ["--strategy", "dfs", "--preemptions", "1"]):
+        rc, out = run_bounded([harness(), "run", str(f), "--no-replay", "--max-failures", "1", *args], 60)
+        assert rc == 1 and "runs=1 failures=1" in out, out
+
+
 def test_dfs_failure_replays_by_schedule(tmp_path):
     f = tmp_path / "fails.scn"
     f.write_text("# purpose: a deliberately false expectation\n"

@@ -70,6 +70,7 @@ typedef struct options {
     bool verify;          /* the verify command: dfs + por, one line a scenario and a total */
     bool preemptions_given, max_runs_given, por_given;
     uint64_t max_runs;    /* dfs: stop after this many runs */
+    uint64_t max_failures; /* stop a scenario's runs at its Nth failure (0: never) */
     double min_reach;     /* NOT-EXERCISED below this % of a strategy's runs (0: below one run) */
     unsigned depth;
     uint64_t pct_steps;
@@ -97,7 +98,7 @@ typedef struct command_help {
 static const command_help HELP[] = {
     {"run", "run FILE... [--seeds N | --seed S] [--first-seed S] [--strategy random|pct|both]\n"
             "          [--depth D] [--pct-steps K] [--mode controlled|native] [--json] [--no-replay]\n"
-            "          [--save-schedules DIR] [--min-reach PCT]\n"
+            "          [--save-schedules DIR] [--min-reach PCT] [--max-failures N]\n"
             "       tpheal-harness run FILE... --strategy dfs [--preemptions P] [--max-runs M] [--por]",
      "Runs each scenario for N seeds (default 100) from --first-seed (default 0), or the one\n"
      "seed S, with each strategy asked for (default random; pct: depth D, default 3, and K\n"
@@ -107,9 +108,10 @@ static const command_help HELP[] = {
      "(free-running, real time: a seed does not replay its interleaving).  Progress goes to\n"
      "stderr every 5 s of a long run (TPHEAL_PROGRESS_SECONDS).  Each `require` line reports\n"
      "the share of each strategy's runs that reached it; one reached by no run (or by less\n"
-     "than --min-reach PCT) makes the scenario NOT-EXERCISED.  --strategy dfs explores every\n"
-     "interleaving with at most P preemptions (default 2), up to M runs (default 100000);\n"
-     "--por adds the partial-order reduction (see verify).\n"
+     "than --min-reach PCT) makes the scenario NOT-EXERCISED.  --max-failures N stops a\n"
+     "scenario's runs at its Nth failure (schedules to first catch: N = 1).  --strategy dfs\n"
+     "explores every interleaving with at most P preemptions (default 2), up to M runs\n"
+     "(default 100000); --por adds the partial-order reduction (see verify).\n"
      "Exit 0 all passed, 1 a failure, 2 bad input, 3 all declined, 4 not exercised."},
     {"verify", "verify FILE... [--preemptions P] [--max-runs M] [--no-por] [--json]",
      "A bounded proof: every interleaving of each scenario with at most P preemptions (default\n"
@@ -276,6 +278,10 @@ static int parse_options(int argc, char **argv, int i, options *o, const char **
         } else if (strcmp(a, "--max-runs") == 0) {
             if (!parse_u64(v, &o->max_runs) || o->max_runs == 0) return usage("--max-runs needs a positive number");
             o->max_runs_given = true;
+            i++;
+        } else if (strcmp(a, "--max-failures") == 0) {
+            if (!parse_u64(v, &o->max_failures) || o->max_failures == 0)
+                return usage("--max-failures needs a positive number");
             i++;
         } else if (strcmp(a, "--min-reach") == 0) {
             uint64_t p;
@@ -763,6 +769,7 @@ static int cmd_run(int argc, char **argv) {
                 int r = run_one_seed(s, &o, 2, k + 1, &t, &max_choice, d);
                 if (r == 2) { rc = 2; break; }
                 if (r == 3) { stopped = true; break; }
+                if (o.max_failures && t.failures >= o.max_failures) break;
                 if (!sched_dfs_advance(d) || sched_dfs_runs(d) >= o.max_runs) break;
             }
             if (sched_dfs_error(d)) {
@@ -824,7 +831,7 @@ static int cmd_run(int argc, char **argv) {
             options so = o;
             if (!(o.strategies & (1 << st))) continue;
             if (st == 1 && so.pct_steps == 0 && !so.native) so.pct_steps = pct_steps_for(s);
-            for (k = 0; k < o.seeds && !stopped; k++) {
+            for (k = 0; k < o.seeds && !stopped && !(o.max_failures && t.failures >= o.max_failures); k++) {
                 int r = run_one_seed(s, &so, st, o.first_seed + k, &t, &max_choice, NULL);
                 if (r == 2) { rc = 2; break; }
                 /* a long run says how far it is (stderr: stdout stays a

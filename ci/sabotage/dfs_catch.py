@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Schedules to first catch, per strategy, for the sabotage entries a
+"""Schedules to first catch, per strategy (each run stops at its first failure), for the sabotage entries a
 scenario catches: random and PCT (seeds until the first failing one), DFS
 without and with the partial-order reduction at preemption bounds 0, 1, 2
 (runs of the search until the first failing one; -- when the bound's search
@@ -72,9 +72,10 @@ def main():
             entries.append((e, scns[0]))
     work = pathlib.Path(a.work)
     src = work / "src"
-    if not (src / "CMakeLists.txt").is_file():
-        src.mkdir(parents=True, exist_ok=True)
-        subprocess.run(f"git -C {REPO} archive HEAD | tar -x -C {src}", shell=True, check=True)
+    # a fresh copy of HEAD each time (an interrupted run leaves a patch in place)
+    subprocess.run(["rm", "-rf", str(src)], check=True)
+    src.mkdir(parents=True, exist_ok=True)
+    subprocess.run(f"git -C {REPO} archive HEAD | tar -x -C {src}", shell=True, check=True)
     build = work / "build"
     if not (build / "CMakeCache.txt").is_file():
         rc, out = sh(["cmake", "-S", str(src), "-B", str(build), "-DCMAKE_BUILD_TYPE=RelWithDebInfo"], src)
@@ -98,13 +99,15 @@ def main():
             row = {"entry": e.name, "scenario": c.name}
             t0 = time.time()
             for st in ("random", "pct"):
-                _, out = sh([harness, "run", scn, "--json", "--no-replay", "--strategy", st, "--seeds", str(a.seeds)], src)
+                _, out = sh([harness, "run", scn, "--json", "--no-replay", "--max-failures", "1", "--strategy", st,
+                             "--seeds", str(a.seeds)], src)
                 s = first_failure(out)
                 row[st] = None if s is None else s + 1  # seeds from 0: schedules run
             for p in (0, 1, 2):
                 for por in (False, True):
-                    _, out = sh([harness, "run", scn, "--json", "--no-replay", "--strategy", "dfs", "--preemptions",
-                                 str(p), "--max-runs", str(a.max_runs)] + (["--por"] if por else []), src)
+                    _, out = sh([harness, "run", scn, "--json", "--no-replay", "--max-failures", "1", "--strategy",
+                                 "dfs", "--preemptions", str(p), "--max-runs", str(a.max_runs)]
+                                + (["--por"] if por else []), src)
                     d = dfs_summary(out) or {}
                     row[f"dfs{p}{'_por' if por else ''}"] = first_failure(out)
                     row[f"dfs{p}{'_por' if por else ''}_runs"] = d.get("interleavings")
