@@ -492,14 +492,6 @@ void sched_por_point(sched *s) {
         for (q = 0; q < nt; q++)
             if (cc[q] > C[q]) C[q] = cc[q];
     }
-#ifdef POR_DEBUG
-    {
-        unsigned z;
-        fprintf(stderr, "ev %u t%u node %u block %u keys", j, p, e->node, e->block);
-        for (z = 0; z < e->nkeys; z++) fprintf(stderr, " %u%s", e->key[z], e->wmask >> z & 1u ? "w" : "r");
-        fprintf(stderr, " races %llu\n", (unsigned long long)d->races);
-    }
-#endif
     C[p - 1] = j + 1;
     memcpy(d->evclock + (size_t)j * POR_MAXT, C, sizeof C);
     memcpy(d->tclock[p - 1], C, sizeof C);
