@@ -75,6 +75,24 @@ stress-windows:
 	/usr/bin/python3 ci/stress.py --build build-win --exec-wrapper wine --seconds $(STRESS_SECONDS) \
 	  $(if $(SEED),--seed $(SEED)) $(if $(SHARD),--shard $(SHARD))
 
+# make verify   bounded proofs: every corpus scenario explored exhaustively by DFS with
+#   the partial-order reduction at <= PREEMPTIONS (default 1) preemptions, up to
+#   MAX_RUNS (default 20000) runs a scenario; one line a scenario and a total.  A failure
+#   fails the target; a scenario left INCOMPLETE at MAX_RUNS is reported, not failed.
+PREEMPTIONS ?= 1
+MAX_RUNS ?= 20000
+.PHONY: verify
+verify: deps build
+	@$(BUILD)/harness/scenario/tpheal-harness verify scenarios/*.scn --preemptions $(PREEMPTIONS) \
+	  --max-runs $(MAX_RUNS); rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 4 ]
+
+# make sabotage-dfs   schedules to first catch per strategy (random, PCT, DFS with and
+#   without the partial-order reduction at P=0..2) for the sabotage entries a scenario
+#   catches, and the reduction's soundness on them (ci/sabotage/dfs_catch.py; ~1 min an entry)
+.PHONY: sabotage-dfs
+sabotage-dfs: deps
+	/usr/bin/python3 ci/sabotage/dfs_catch.py --max-runs 2000
+
 sabotage: deps build
 	/usr/bin/python3 ci/sabotage/sweep.py $(if $(SHARD),--shard $(SHARD))
 

@@ -13,6 +13,7 @@
 #                           test, and a controlled-only stress pass with the detector
 #   ci/gate.sh wine         mingw-w64 cross build, its tests under Wine (make windows)
 #   ci/gate.sh sabotage I/N the sabotage sweep, shard I of N
+#   ci/gate.sh verify       make verify: DFS + partial-order reduction over the corpus at P = 1
 #   ci/gate.sh msvc         Windows, Git Bash: Visual Studio (newest installed), vcpkg cmocka
 #   ci/gate.sh mingw        Windows, MSYS2 UCRT64 shell: gcc + Ninja, stress included
 # Environment (all optional):
@@ -27,7 +28,7 @@
 # GITHUB_STEP_SUMMARY set, the JUnit reports are summarized there.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-job=${1:?usage: ci/gate.sh linux|noheal|asan|tsan|race|wine|sabotage I/N|msvc|mingw}
+job=${1:?usage: ci/gate.sh linux|noheal|asan|tsan|race|wine|verify|sabotage I/N|msvc|mingw}
 shift
 root=${TPHEAL_GATE_BUILD:-build}
 type=${TPHEAL_BUILD_TYPE:-RelWithDebInfo}
@@ -133,6 +134,10 @@ case "$job" in
     [[ $(id -u) -eq 0 ]] || as_root chown -R "$(id -u):$(id -g)" build-win
     step make-windows "$py" -m pytest -c pyproject.toml --junitxml="$reports/wine.xml" \
       ci/test_windows.py -k "not on_the_sim"
+    ;;
+  verify)
+    must deps ci/deps.sh
+    step verify make verify
     ;;
   sabotage)
     shard=${1:?usage: ci/gate.sh sabotage I/N}

@@ -301,6 +301,7 @@ def test_misspelt_keyword_gets_did_you_mean(tmp_path, body, where, hint):
 @pytest.mark.parametrize("args, words", [
     (["--preemptions", "1"], "read only by --strategy dfs"),
     (["--max-runs", "10", "--strategy", "pct"], "read only by --strategy dfs"),
+    (["--por"], "read only by --strategy dfs"),
     (["--depth", "2"], "PCT's"),
     (["--pct-steps", "40", "--strategy", "random"], "PCT's"),
     (["--depth", "2", "--strategy", "dfs"], "PCT's"),

@@ -468,3 +468,14 @@ def test_a_requirement_no_run_reached_reads_as_vacuous_not_as_an_assertion():
     assert (failed, kind, runs) == (True, "vacuous", 20)
     passed = out.replace("NOT-EXERCISED scenarios/x.scn  runs", "PASS scenarios/x.scn  runs")
     assert sweep.parse_harness(0, passed)[0] is False
+
+
+def test_a_dfs_catcher_reports_its_run_number_as_schedules():
+    """A scenario catcher with `strategy: dfs` (args --preemptions P [--por]):
+    its report has no seed, the search's run number is what it took."""
+    import sweep
+    out = ("FAILURE scenarios/x.scn\n  purpose: p\n  dfs run 7 of the search (bounded-exhaustive: it replays by its"
+           " schedule)\n  status: ok  steps: 10\n  failures:\n    expect calls(W) == 2\n"
+           "FAIL scenarios/x.scn  runs=9 failures=2 schedules/s=1.0 steps/run=10 interleavings=9\n")
+    failed, kind, schedules, seed, _ = sweep.parse_harness_text(1, out)
+    assert failed and kind == "oracle" and schedules == 7 and seed is None

@@ -309,6 +309,55 @@ def test_dfs_explores_a_small_scenario_completely():
                      outs[0]), outs[0]
 
 
+# Runs per scenario for the corpus-wide DFS: the two re-arming scenarios run
+# 25,000 scheduling points a run (their workers spin until the fair schedule
+# demotes them), ~375 runs/s; the rest 10-30 k runs/s.
+DFS_CORPUS_RUNS = 1000
+
+
+def test_dfs_over_the_corpus_at_one_preemption_has_no_failure():
+    """A bounded search must not report a livelock only an unfair schedule
+    produces: at P = 1 every scenario passes, and the re-arming ones needed
+    the fair schedule's demotions to end."""
+    rc, out = run_bounded([harness(), "run", *map(str, SCENARIOS), "--strategy", "dfs", "--preemptions", "1",
+                           "--max-runs", str(DFS_CORPUS_RUNS), "--json"], 600, cwd=REPO)
+    # 4: a requirement no run of a truncated search reached (many-pools-churn's
+    # overlap, past the first 1,000 leaves); only a failure (1) is red here
+    assert rc in (0, 4), out[-8000:]
+    rows = [json.loads(l) for l in out.splitlines() if l.startswith("{")]
+    dfs = {pathlib.Path(r["dfs"]).name: r for r in rows if isinstance(r.get("dfs"), str)}
+    assert len(dfs) == len(SCENARIOS), sorted(set(p.name for p in SCENARIOS) - set(dfs))
+    assert not [r for r in rows if "failure" in r], [r for r in rows if "failure" in r][:3]
+    for name, r in dfs.items():
+        assert r["failures"] == 0 and r["interleavings"] > 0, r
+    fair = dfs["group-release-cancelling-stops-rearms.scn"]
+    assert fair["fair_runs"] > 0 and fair["max_streak"] == 4096, fair
+
+
+def test_verify_prints_a_line_per_scenario_and_a_total():
+    """verify: DFS + reduction; PROVEN when complete with no failure, exit 4
+    when a scenario stops at --max-runs."""
+    small = [str(REPO / "scenarios" / n) for n in ("timer-disarm-discards-queued-tick.scn", "io-run-down.scn")]
+    rc, out = run_bounded([harness(), "verify", *small, "--json"], 120, cwd=REPO)
+    assert rc == 0, out
+    rows = [json.loads(l) for l in out.splitlines() if l.startswith("{")]
+    lines = [r for r in rows if "verify" in r]
+    assert len(lines) == 2 and all(r["complete"] and r["por"] and r["failures"] == 0 for r in lines), rows
+    total = [r for r in rows if "verify_total" in r][0]
+    assert total["verify_total"] == 2 and total["complete"] == 2 and total["runs"] == sum(r["runs"] for r in lines)
+    rc, out = run_bounded([harness(), "verify", *small, "--max-runs", "5"], 120, cwd=REPO)
+    assert rc == 4 and "INCOMPLETE" in out and "VERIFY TOTAL  0 of 2 scenarios complete" in out, out
+
+
+def test_max_failures_stops_a_scenario_at_its_first_failure(tmp_path):
+    f = tmp_path / "fails.scn"
+    f.write_text("# purpose: a deliberately false expectation\n"
+                 "work W\nthread A\n  submit W\n  wait W\nend\nexpect calls(W) == 2\nrequire calls(W) == 1\n")
+    for args in (["--seeds", "10", "--strategy", "random"], ["--strategy", "dfs", "--preemptions", "1"]):
+        rc, out = run_bounded([harness(), "run", str(f), "--no-replay", "--max-failures", "1", *args], 60)
+        assert rc == 1 and "runs=1 failures=1" in out, out
+
+
 def test_dfs_failure_replays_by_schedule(tmp_path):
     f = tmp_path / "fails.scn"
     f.write_text("# purpose: a deliberately false expectation\n"

@@ -67,7 +67,11 @@ typedef struct options {
     bool one_seed;
     int strategies; /* bit 0 random, bit 1 pct, bit 2 dfs (alone) */
     unsigned preemptions; /* dfs: the preemption bound */
+    bool por;             /* dfs: partial-order reduction */
+    bool verify;          /* the verify command: dfs + por, one line a scenario and a total */
+    bool preemptions_given, max_runs_given, por_given;
     uint64_t max_runs;    /* dfs: stop after this many runs */
+    uint64_t max_failures; /* stop a scenario's runs at its Nth failure (0: never) */
     double min_reach;     /* NOT-EXERCISED below this % of a strategy's runs (0: below one run) */
     unsigned depth;
     uint64_t pct_steps;
@@ -77,7 +81,7 @@ typedef struct options {
     const char *schedule;
     /* what was given (replay needs a seed's whole recipe; --seeds and --seed
      * exclude each other) */
-    bool seeds_given, strategy_given, depth_given, pct_steps_given, preemptions_given, max_runs_given;
+    bool seeds_given, strategy_given, depth_given, pct_steps_given;
     bool require_reach;         /* run: a scenario with no `require` is NOT-EXERCISED */
     bool trace;                 /* replay: print every trace record */
     const char *save_schedules; /* run: write each reported schedule to a file here */
@@ -96,8 +100,8 @@ typedef struct command_help {
 static const command_help HELP[] = {
     {"run", "run FILE... [--seeds N | --seed S] [--first-seed S] [--strategy random|pct|both]\n"
             "          [--depth D] [--pct-steps K] [--mode controlled|native] [--json] [--no-replay]\n"
-            "          [--save-schedules DIR] [--min-reach PCT] [--require-reach]\n"
-            "       tpheal-harness run FILE... --strategy dfs [--preemptions P] [--max-runs M]",
+            "          [--save-schedules DIR] [--min-reach PCT] [--require-reach] [--max-failures N]\n"
+            "       tpheal-harness run FILE... --strategy dfs [--preemptions P] [--max-runs M] [--por]",
      "Runs each scenario for N seeds (default 100) from --first-seed (default 0), or the one\n"
      "seed S, with each strategy asked for (default random; pct: depth D, default 3, and K\n"
      "expected choice points, default measured by a seed-0 probe run).  Every failure prints a\n"
@@ -108,10 +112,19 @@ static const command_help HELP[] = {
      "the share of each strategy's runs that reached it; one reached by no run (or by less\n"
      "than --min-reach PCT) makes the scenario NOT-EXERCISED; a scenario with no `require`\n"
      "gets a warning (its passes say nothing of what it reached), and with --require-reach\n"
-     "is NOT-EXERCISED.  --strategy dfs explores every interleaving with at most P\n"
-     "preemptions (default 2), up to M runs (default 100000).  An option only one strategy\n"
-     "reads (--depth, --pct-steps: pct; --preemptions, --max-runs: dfs) is refused without it.\n"
+     "is NOT-EXERCISED.  --max-failures N stops a scenario's runs at its Nth failure\n"
+     "(schedules to first catch: N = 1).  --strategy dfs explores every interleaving with\n"
+     "at most P preemptions (default 2), up to M runs (default 100000); --por adds the\n"
+     "partial-order reduction (see verify).  An option only one strategy reads (--depth,\n"
+     "--pct-steps: pct; --preemptions, --max-runs, --por: dfs) is refused without it.\n"
      "Exit 0 all passed, 1 a failure, 2 bad input, 3 all declined, 4 not exercised."},
+    {"verify", "verify FILE... [--preemptions P] [--max-runs M] [--no-por] [--json]",
+     "A bounded proof: every interleaving of each scenario with at most P preemptions (default\n"
+     "1), up to M runs a scenario (default 20000), with the partial-order reduction (one run\n"
+     "per class of equivalent schedules; --no-por for the plain bounded search).  One line a\n"
+     "scenario: PROVEN (complete, no failure), INCOMPLETE (stopped at M) or FAILED, with traces,\n"
+     "runs, options pruned and wall time; then a total.  Exit 0 all proven, 1 a failure, 4 some\n"
+     "incomplete, 2 bad input."},
     {"replay", "replay (--seed S --strategy random | --seed S --strategy pct --depth D --pct-steps K\n"
                "          | --schedule STRING | --schedule-file PATH) [--trace] FILE",
      "Re-runs one controlled run of FILE: by its seed with everything the run used (a seed\n"
@@ -139,7 +152,7 @@ static int usage(const char *why) {
     return 2;
 }
 
-static const char *const COMMANDS[] = {"run", "replay", "list", "bench", "help", "stress-batch",
+static const char *const COMMANDS[] = {"run", "verify", "replay", "list", "bench", "help", "stress-batch",
                                        "stress-faultloop", "--version"};
 
 /* Names what was typed and the nearest command, if it looks like a slip. */
@@ -184,7 +197,7 @@ static bool wants_help(int argc, char **argv) {
  * copies every other option with the word after it.  One list, so a new flag
  * cannot be copied with the file name as its "value" (--trace was). */
 static bool option_is_flag(const char *a) {
-    static const char *const FLAGS[] = {"--json", "--no-replay", "--trace", "--require-reach"};
+    static const char *const FLAGS[] = {"--json", "--no-replay", "--trace", "--require-reach", "--por", "--no-por"};
     size_t i;
     for (i = 0; i < sizeof FLAGS / sizeof FLAGS[0]; i++)
         if (strcmp(a, FLAGS[i]) == 0) return true;
@@ -289,6 +302,10 @@ static int parse_options(int argc, char **argv, int i, options *o, const char **
             if (!parse_u64(v, &o->max_runs) || o->max_runs == 0) return usage("--max-runs needs a positive number");
             o->max_runs_given = true;
             i++;
+        } else if (strcmp(a, "--max-failures") == 0) {
+            if (!parse_u64(v, &o->max_failures) || o->max_failures == 0)
+                return usage("--max-failures needs a positive number");
+            i++;
         } else if (strcmp(a, "--min-reach") == 0) {
             uint64_t p;
             if (!parse_u64(v, &p) || p > 100) return usage("--min-reach needs a percentage 0..100");
@@ -325,6 +342,11 @@ static int parse_options(int argc, char **argv, int i, options *o, const char **
             i++;
         } else if (strcmp(a, "--trace") == 0) {
             o->trace = true;
+        } else if (strcmp(a, "--por") == 0) {
+            o->por = o->por_given = true;
+        } else if (strcmp(a, "--no-por") == 0) {
+            o->por = false;
+            o->por_given = true;
         } else if (strcmp(a, "--json") == 0) {
             o->json = true;
         } else if (strcmp(a, "--no-replay") == 0) {
@@ -706,21 +728,39 @@ static bool report_reach(const scn_scenario *s, const tally *t, const options *o
  * be ignored in silence (`--preemptions 1` on a random walk ran the random
  * walk): refused, with the strategy that reads it. */
 static const char *strategy_option_unread(const options *o) {
-    if ((o->preemptions_given || o->max_runs_given) && o->strategies != 4)
-        return "--preemptions and --max-runs are read only by --strategy dfs";
+    if ((o->preemptions_given || o->max_runs_given || o->por_given) && o->strategies != 4)
+        return "--preemptions, --max-runs and --por are read only by --strategy dfs";
     if ((o->depth_given || o->pct_steps_given) && !(o->strategies & 2))
         return "--depth and --pct-steps are PCT's: give them with --strategy pct or both";
     return NULL;
 }
 
+/* verify's total over the scenarios this process ran (a fail-fast one runs
+ * in the sibling binary, which prints its own line and total) */
+typedef struct verify_total {
+    uint64_t scenarios, complete, failures, runs, traces, pruned;
+    double seconds;
+} verify_total;
+
 static int cmd_run(int argc, char **argv) {
+    verify_total vt;
     const char **files = calloc((size_t)argc, sizeof *files);
     scn_scenario **scns;
     options o;
     int nfiles, i, rc = 0, bad = 0, declined = 0;
+    memset(&vt, 0, sizeof vt);
     if (!files) return 2;
     if (parse_options(argc, argv, 2, &o, files, &nfiles) != 0) { free(files); free(o.schedule_owned); return 2; }
     if (nfiles == 0) { free(files); free(o.schedule_owned); return usage("run needs at least one FILE"); }
+    if (strcmp(argv[1], "verify") == 0) {
+        /* bounded proof: DFS with the reduction, P = 1 and 20,000 runs a
+         * scenario unless told otherwise */
+        o.verify = true;
+        o.strategies = 4;
+        if (!o.por_given) o.por = true;
+        if (!o.preemptions_given) o.preemptions = 1;
+        if (!o.max_runs_given) o.max_runs = 20000;
+    }
     {
         const char *why = strategy_option_unread(&o);
         if (why) { free(files); free(o.schedule_owned); return usage(why); }
@@ -768,35 +808,74 @@ static int cmd_run(int argc, char **argv) {
             /* bounded-exhaustive: one search, each run its next leaf */
             sched_dfs *d = sched_dfs_new(o.preemptions);
             if (!d) { rc = 2; break; }
+            sched_dfs_set_por(d, o.por);
             for (k = 0;; k++) {
                 int r = run_one_seed(s, &o, 2, k + 1, &t, &max_choice, d);
                 if (r == 2) { rc = 2; break; }
                 if (r == 3) { stopped = true; break; }
+                if (o.max_failures && t.failures >= o.max_failures) break;
                 if (!sched_dfs_advance(d) || sched_dfs_runs(d) >= o.max_runs) break;
             }
             if (sched_dfs_error(d)) {
                 printf("DFS-ERROR %s: %s\n", s->path, sched_dfs_error(d));
                 if (rc < 1) rc = 1;
             }
-            if (!o.json)
+            if (!o.json && !o.verify)
                 printf("DFS %s  explored %llu distinct interleavings with <= %u preemptions (%s), %llu failures; "
-                       "deepest run %llu choices, most preemptions used %u\n",
+                       "deepest run %llu choices, most preemptions used %u; fair schedule: %llu runs demoted a "
+                       "thread (%llu demotions), longest streak %llu\n",
                        s->path, (unsigned long long)sched_dfs_runs(d), o.preemptions,
                        sched_dfs_complete(d) ? "complete" : "stopped at limit", (unsigned long long)t.failures,
-                       (unsigned long long)sched_dfs_max_depth(d), sched_dfs_max_used(d));
-            else
-                printf("{\"dfs\":\"%s\",\"interleavings\":%llu,\"preemptions\":%u,\"complete\":%s,\"failures\":%llu}\n",
+                       (unsigned long long)sched_dfs_max_depth(d), sched_dfs_max_used(d),
+                       (unsigned long long)sched_dfs_fair_runs(d), (unsigned long long)sched_dfs_fair_switches(d),
+                       (unsigned long long)sched_dfs_max_streak(d));
+            else if (!o.verify)
+                printf("{\"dfs\":\"%s\",\"interleavings\":%llu,\"preemptions\":%u,\"complete\":%s,\"failures\":%llu,"
+                       "\"fair_runs\":%llu,\"fair_switches\":%llu,\"max_streak\":%llu}\n",
                        s->path, (unsigned long long)sched_dfs_runs(d), o.preemptions,
-                       sched_dfs_complete(d) ? "true" : "false", (unsigned long long)t.failures);
-            if (!sched_dfs_complete(d) && !sched_dfs_error(d) && !o.json)
+                       sched_dfs_complete(d) ? "true" : "false", (unsigned long long)t.failures,
+                       (unsigned long long)sched_dfs_fair_runs(d), (unsigned long long)sched_dfs_fair_switches(d),
+                       (unsigned long long)sched_dfs_max_streak(d));
+            if (!sched_dfs_complete(d) && !sched_dfs_error(d) && !o.json && !o.verify)
                 printf("  (stopped at --max-runs %llu)\n", (unsigned long long)o.max_runs);
+            if (o.verify) {
+                double secs = scn_wall_seconds() - t0;
+                bool ok = !t.failures && sched_dfs_complete(d) && !sched_dfs_error(d);
+                vt.scenarios++;
+                vt.complete += sched_dfs_complete(d) ? 1u : 0u;
+                vt.failures += t.failures;
+                vt.runs += sched_dfs_runs(d);
+                vt.traces += sched_dfs_traces(d);
+                vt.pruned += sched_dfs_pruned(d);
+                vt.seconds += secs;
+                if (o.json)
+                    printf("{\"verify\":\"%s\",\"preemptions\":%u,\"por\":%s,\"complete\":%s,\"failures\":%llu,"
+                           "\"runs\":%llu,\"traces\":%llu,\"redundant_runs\":%llu,\"pruned\":%llu,\"seconds\":%.3f}\n",
+                           s->path, o.preemptions, o.por ? "true" : "false", sched_dfs_complete(d) ? "true" : "false",
+                           (unsigned long long)t.failures, (unsigned long long)sched_dfs_runs(d),
+                           (unsigned long long)sched_dfs_traces(d), (unsigned long long)sched_dfs_blocked_runs(d),
+                           (unsigned long long)sched_dfs_pruned(d), secs);
+                else
+                    printf("VERIFY %s  %s at <= %u preemptions%s: %llu traces, %llu runs, %llu redundant, %llu options "
+                           "pruned, %llu failures, %.2f s\n",
+                           s->path, ok ? "PROVEN" : t.failures ? "FAILED" : "INCOMPLETE", o.preemptions,
+                           o.por ? "" : " (no reduction)", (unsigned long long)sched_dfs_traces(d),
+                           (unsigned long long)sched_dfs_runs(d), (unsigned long long)sched_dfs_blocked_runs(d),
+                           (unsigned long long)sched_dfs_pruned(d), (unsigned long long)t.failures, secs);
+                if (!ok && !t.failures && rc == 0) rc = 4;
+            }
+            if (o.por && !o.json && !o.verify)
+                printf("  partial-order reduction: %llu traces, %llu redundant runs (sleep sets), %llu options pruned, "
+                       "%llu races\n",
+                       (unsigned long long)sched_dfs_traces(d), (unsigned long long)sched_dfs_blocked_runs(d),
+                       (unsigned long long)sched_dfs_pruned(d), (unsigned long long)sched_dfs_races(d));
             sched_dfs_free(d);
         }
         for (st = 0; st < 2 && o.strategies != 4; st++) {
             options so = o;
             if (!(o.strategies & (1 << st))) continue;
             if (st == 1 && so.pct_steps == 0 && !so.native) so.pct_steps = pct_steps_for(s);
-            for (k = 0; k < o.seeds && !stopped; k++) {
+            for (k = 0; k < o.seeds && !stopped && !(o.max_failures && t.failures >= o.max_failures); k++) {
                 int r = run_one_seed(s, &so, st, o.first_seed + k, &t, &max_choice, NULL);
                 if (r == 2) { rc = 2; break; }
                 /* a long run says how far it is (stderr: stdout stays a
@@ -820,14 +899,21 @@ static int cmd_run(int argc, char **argv) {
         t.seconds = scn_wall_seconds() - t0;
         bool unexercised = !o.native && !o.schedule && o.strategies != 4 && t.runs >= NOT_EXERCISED_MIN_RUNS &&
                            t.distinct == 1;
-        bool unreached = report_reach(s, &t, &o) && !o.native && !o.schedule && t.runs > 0;
+        bool unreached = !o.verify && report_reach(s, &t, &o) && !o.native && !o.schedule && t.runs > 0;
         /* No `require`: nothing says the runs got where the scenario exists to go. */
-        bool no_goal = s->nrequires == 0 && !o.schedule && t.runs > 0;
+        bool no_goal = !o.verify && s->nrequires == 0 && !o.schedule && t.runs > 0;
         if (no_goal && !o.json)
             fprintf(stderr, "tpheal-harness: %s: warning: no `require` line, so its passes prove nothing "
                             "about what its runs reached (--require-reach makes this NOT-EXERCISED)\n", s->path);
         if (no_goal && o.require_reach && !o.json)
             printf("NOT-EXERCISED %s: no `require` line (--require-reach)\n", s->path);
+        if (o.verify) {
+            /* its VERIFY line is the scenario's line */
+            if (t.failures && (rc < 1 || rc == 4)) rc = 1;
+            free(t.seen);
+            fflush(stdout);
+            continue;
+        }
         if (unexercised)
             printf("NOT-EXERCISED %s: all %llu runs produced one interleaving: the scheduler is not racing "
                    "this scenario's threads\n",
@@ -869,6 +955,21 @@ static int cmd_run(int argc, char **argv) {
         fflush(stdout);
     }
     if (!bad && declined == nfiles) rc = 3;
+    if (o.verify && vt.scenarios) {
+        if (o.json)
+            printf("{\"verify_total\":%llu,\"complete\":%llu,\"preemptions\":%u,\"failures\":%llu,\"runs\":%llu,"
+                   "\"traces\":%llu,\"pruned\":%llu,\"seconds\":%.3f}\n",
+                   (unsigned long long)vt.scenarios, (unsigned long long)vt.complete, o.preemptions,
+                   (unsigned long long)vt.failures, (unsigned long long)vt.runs, (unsigned long long)vt.traces,
+                   (unsigned long long)vt.pruned, vt.seconds);
+        else
+            printf("VERIFY TOTAL  %llu of %llu scenarios complete at <= %u preemptions (%.0f%%), %llu failures, "
+                   "%llu traces, %llu runs, %llu options pruned, %.2f s\n",
+                   (unsigned long long)vt.complete, (unsigned long long)vt.scenarios, o.preemptions,
+                   100.0 * (double)vt.complete / (double)vt.scenarios, (unsigned long long)vt.failures,
+                   (unsigned long long)vt.traces, (unsigned long long)vt.runs, (unsigned long long)vt.pruned,
+                   vt.seconds);
+    }
     for (i = 0; i < nfiles; i++) scn_free(scns[i]);
     free(scns);
     free(files);
@@ -1159,10 +1260,10 @@ int main(int argc, char **argv) {
     if (argc < 2) return usage(NULL);
     if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
         return cmd_help(argc > 2 ? argv[2] : NULL);
-    if ((strcmp(argv[1], "run") == 0 || strcmp(argv[1], "replay") == 0 || strcmp(argv[1], "list") == 0 ||
+    if ((strcmp(argv[1], "run") == 0 || strcmp(argv[1], "verify") == 0 || strcmp(argv[1], "replay") == 0 || strcmp(argv[1], "list") == 0 ||
          strcmp(argv[1], "bench") == 0) && wants_help(argc, argv))
         return cmd_help(argv[1]);
-    if (strcmp(argv[1], "run") == 0) return cmd_run(argc, argv);
+    if (strcmp(argv[1], "run") == 0 || strcmp(argv[1], "verify") == 0) return cmd_run(argc, argv);
     if (strcmp(argv[1], "replay") == 0) return cmd_replay(argc, argv);
     if (strcmp(argv[1], "list") == 0) return cmd_list(argc, argv);
     if (strcmp(argv[1], "bench") == 0) return cmd_bench(argc, argv);

@@ -251,6 +251,11 @@ def parse_harness_text(rc, output, first_seed=0):
         body = first.group("body")
         seed = re.search(r"seed: (\d+)", body)
         idx = int(seed.group(1)) - first_seed if seed else None
+        dfs = None if seed else re.search(r"dfs run (\d+) of the search", body)
+        if dfs:
+            # a DFS catcher (strategy dfs, args such as --preemptions 1 --por):
+            # no seed, the run number of the search is its schedules to catch
+            return True, harness_text_kind(body), int(dfs.group(1)), None, ""
         return True, harness_text_kind(body), (idx + 1 if idx is not None else None), \
             (seed.group(1) if seed else None), ""
     runs, fails = int(summary.group(3)), int(summary.group(4))

@@ -48,6 +48,16 @@ const char *rt_thread_name(void);
 /* A scheduling point with no other effect. */
 void rt_yield(void);
 
+/* Not a scheduling point: says that the calling thread, between its last
+ * scheduling point and its next, reads (RT_READ) or writes (RT_WRITE) the
+ * shared object at `obj` -- an atomic's address, say.  The bounded search's
+ * partial-order reduction (harness/sched/README.md, "Dependency") treats
+ * two threads' steps as independent only when what they touch differs, so
+ * every shared access outside an rt_lock must be announced this way.  The
+ * random walk, PCT and the native runtime ignore it: it changes no choice. */
+typedef enum rt_access_kind { RT_READ = 0, RT_WRITE = 1 } rt_access_kind;
+void rt_access(const volatile void *obj, rt_access_kind);
+
 void rt_lock_acquire(rt_lock *);
 void rt_lock_release(rt_lock *);
 /* Marks a lock that orders the harness's own state only -- the model's lock,

@@ -21,6 +21,7 @@ typedef struct rt_ops {
     void (*sleep_until)(uint64_t);
     uint32_t (*choose)(uint32_t n);
     void (*end_process)(const char *reason); /* must not return */
+    void (*access)(const volatile void *obj, rt_access_kind);
 } rt_ops;
 
 /* Installed by the run driver before the run's first thread starts; NULL

@@ -62,6 +62,9 @@ static void fire_due(sched *s) {
     while (i < s->ntimed) {
         rt_thread *t = s->timed[i];
         if (t->deadline <= s->now) {
+            /* what a deadline does depends on the step count: the step it
+             * fires in depends on every other */
+            if (s->por) sched_por_clock(s);
             sched_timed_remove(s, t);
             if (t->state == TS_WAIT) {
                 sched_waitq *q = t->in_waitq;
@@ -81,14 +84,15 @@ static void check_virtual_time(sched *s) {
     if (s->now > s->opt.max_virtual_time && s->alive_nondaemon > 0)
         sched_end(s, SCHED_LIVELOCK,
                   "livelock: virtual time %" PRIu64 " passed max_virtual_time %" PRIu64
-                  " with %" PRIu32 " non-daemon thread(s) unfinished",
-                  s->now, s->opt.max_virtual_time, s->alive_nondaemon);
+                  " with %" PRIu32 " non-daemon thread(s) unfinished%s",
+                  s->now, s->opt.max_virtual_time, s->alive_nondaemon,
+                  s->strategy->livelock_note ? s->strategy->livelock_note : "");
 }
 
 void sched_tick_slow(sched *s) {
     if (s->steps > s->opt.max_steps)
-        sched_end(s, SCHED_LIVELOCK, "livelock: more than %" PRIu64 " scheduling points",
-                  s->opt.max_steps);
+        sched_end(s, SCHED_LIVELOCK, "livelock: more than %" PRIu64 " scheduling points%s",
+                  s->opt.max_steps, s->strategy->livelock_note ? s->strategy->livelock_note : "");
     if (s->now >= s->next_deadline) fire_due(s);
     check_virtual_time(s);
 }
@@ -112,6 +116,7 @@ static void advance_to_deadline(sched *s) {
 
 static rt_thread *pick_next(sched *s) {
     rt_thread *t;
+    if (s->por) sched_por_point(s);
     while (s->nrunnable == 0) advance_to_deadline(s);
     if (s->nrunnable == 1) return s->runnable[0];
     s->choice_points++;
@@ -150,6 +155,7 @@ void sched_reschedule(sched *s) {
 static void thread_exit(sched *s, rt_thread *t) {
     rt_thread *next;
     sched_tsan_quiet_begin(t); /* never ended: the fiber is forgotten */
+    if (s->por) sched_por_touch(s, SCHED_POR_THREAD_KEY(t->id), true); /* its joiner reads it */
     sched_make_blocked(s, t, TS_FINISHED);
     if (t->joiner) sched_make_runnable(s, t->joiner);
     /* The exit is ordered before the join, and before the run's end. */
@@ -228,6 +234,20 @@ rt_thread *sched_spawn_thread(sched *s, const char *name, rt_thread_fn fn, void 
 void sched_fail_oom(sched *s) { sched_end(s, SCHED_MISUSE, "out of memory (thread or fiber stack)"); }
 
 void sched_end(sched *s, sched_status status, const char *fmt, ...) {
+    if (s->por) {
+        /* The last step's races count too (por off first: a failure in
+         * there ends the run through here again).  Ending the run is
+         * dependent with every step: whatever had not run yet never will
+         * (a fail-fast scenario went from 59 runs to 2 without this). */
+        uint32_t i;
+        for (i = 0; i < s->nthreads; i++)
+            if (s->threads[i] != s->current && s->threads[i]->state != TS_FINISHED) {
+                sched_por_clock(s);
+                break;
+            }
+        s->por = false;
+        sched_por_end(s);
+    }
     s->status = status;
     s->reason[0] = '\0';
     if (fmt) {

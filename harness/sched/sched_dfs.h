@@ -27,7 +27,15 @@
 
 typedef struct sched_dfs sched_dfs;
 
+/* Fairness (strategy_dfs.c says why): a thread that keeps the CPU for this
+ * many choice points in a row while another thread is runnable is demoted
+ * until every other runnable thread has run; the switch is free. */
+#define SCHED_DFS_FAIR_BOUND 4096
+
 sched_dfs *sched_dfs_new(unsigned max_preemptions); /* NULL when out of memory */
+/* Before the first run: the fairness bound in choice points; 0 turns
+ * fairness off (the unfair search, kept to show what fairness prevents). */
+void sched_dfs_set_fair_bound(sched_dfs *, uint64_t picks);
 void sched_dfs_free(sched_dfs *);
 /* After a run: moves to the next unexplored branch.  False when there is
  * none (the search is complete) or the last run broke determinism. */
@@ -36,6 +44,19 @@ bool sched_dfs_complete(const sched_dfs *);
 uint64_t sched_dfs_runs(const sched_dfs *);       /* runs started */
 uint64_t sched_dfs_max_depth(const sched_dfs *);  /* most choice nodes in one run */
 unsigned sched_dfs_max_used(const sched_dfs *);   /* most preemptions one run used */
+/* Before the first run: partial-order reduction (sleep sets + DPOR over the
+ * dependency relation of harness/sched/README.md, "Dependency") on or off.
+ * With it, runs explore one schedule per class of equivalent ones, as far
+ * as the relation and the bound allow (strategy_dfs.c says what it may miss). */
+void sched_dfs_set_por(sched_dfs *, bool on);
+bool sched_dfs_por(const sched_dfs *);
+uint64_t sched_dfs_traces(const sched_dfs *);       /* runs that were not redundant */
+uint64_t sched_dfs_blocked_runs(const sched_dfs *); /* runs the sleep sets showed redundant */
+uint64_t sched_dfs_pruned(const sched_dfs *);       /* options within the bound never taken */
+uint64_t sched_dfs_races(const sched_dfs *);        /* races seen (backtrack points added) */
+uint64_t sched_dfs_fair_switches(const sched_dfs *); /* demotions over the search */
+uint64_t sched_dfs_fair_runs(const sched_dfs *);     /* runs with at least one */
+uint64_t sched_dfs_max_streak(const sched_dfs *);    /* most choice points one thread kept the CPU */
 /* Non-NULL when a run did not follow its own prefix (a nondeterministic
  * program, or the wrong program): what differed. */
 const char *sched_dfs_error(const sched_dfs *);

@@ -128,6 +128,7 @@ typedef struct sched {
     sched_fiber main;
     sched_race race;
     sched_status status;
+    bool por; /* dfs with partial-order reduction: every point feeds strategy_dfs.c */
     char reason[256];
 
     union {
@@ -186,6 +187,19 @@ uint32_t sched_replay_choose(sched *, uint32_t n);
 
 /* sched.c */
 char *sched_blocked_report(sched *);
+
+/* strategy_dfs.c, the partial-order reduction (s->por only).  A step is
+ * what a thread does from one scheduling point to its next; these say what
+ * the running step touches (docs in harness/sched/README.md, "Dependency"). */
+void sched_por_touch(sched *, uintptr_t key, bool write);
+void sched_por_clock(sched *);           /* the step read or moved virtual time */
+void sched_por_point(sched *);           /* a point: the running step ends */
+void sched_por_spawned(sched *, rt_thread *); /* the running step spawned it */
+void sched_por_end(sched *);             /* the run ends: the last step, and who never ran again */
+#define SCHED_POR_THREAD_KEY(id) ((uintptr_t)(id) * 16u + 8u) /* no object lives there */
+static inline void sched_touch(sched *s, const void *obj, bool write) {
+    if (s->por) sched_por_touch(s, (uintptr_t)obj, write);
+}
 
 /* One scheduling point's clock and bounds; inline because it runs at every
  * point and the common case is two increments and a compare. */

@@ -22,6 +22,7 @@ static rt_thread *op_spawn(const char *name, rt_thread_fn fn, void *arg, bool da
     sched_tick(s);
     t = sched_spawn_thread(s, name, fn, arg, daemon);
     if (!t) sched_fail_oom(s);
+    if (s->por) sched_por_spawned(s, t); /* its steps come after this one */
     sched_reschedule(s);
     sched_tsan_quiet_end(me);
     return t;
@@ -33,12 +34,14 @@ static void op_join(rt_thread *t) {
     sched_tsan_quiet_begin(cur);
     sched_tick(s);
     if (!t || t == cur || t->joined || t->joiner) misuse(s, "rt_join of self or twice", t ? t->id : 0);
+    if (s->por) sched_por_touch(s, SCHED_POR_THREAD_KEY(t->id), false); /* finished yet? */
     if (t->state != TS_FINISHED) {
         t->joiner = cur;
         cur->blocked_thread = t;
         sched_make_blocked(s, cur, TS_JOIN);
     }
     sched_reschedule(s);
+    if (s->por) sched_por_touch(s, SCHED_POR_THREAD_KEY(t->id), false);
     t->joined = true;
     if (!cur->quiet_held) sched_hb_acquire(&t->joined);
     sched_tsan_quiet_end(cur);
@@ -108,6 +111,8 @@ static bool op_wait(rt_waitq *q, rt_lock *l, uint64_t deadline, const char *what
     sq = sched_waitq_of(s, q);
     if (sl->owner != cur) misuse(s, "rt_wait without holding its lock", sl->id);
     if (edge) sched_hb_release(l);
+    sched_touch(s, q, true);
+    if (deadline != RT_FOREVER && s->por) sched_por_clock(s);
     sched_lock_give(s, sl);
     cur->woken = false;
     cur->what = what;
@@ -126,6 +131,19 @@ static bool op_wait(rt_waitq *q, rt_lock *l, uint64_t deadline, const char *what
     return woken;
 }
 
+/* Who a wake finds on a queue with a timed waiter depends on the step
+ * count (the waiter may have timed out): such a wake reads the clock. */
+static void touch_queue(sched *s, rt_waitq *q, sched_waitq *sq) {
+    rt_thread *w;
+    if (!s->por) return;
+    sched_por_touch(s, (uintptr_t)q, true);
+    for (w = sq->head; w; w = w->qnext)
+        if (w->timed_at != SCHED_NONE) {
+            sched_por_clock(s);
+            break;
+        }
+}
+
 static void wake(sched *s, sched_waitq *sq, rt_thread *t) {
     sched_q_remove(&sq->head, &sq->tail, t);
     if (t->timed_at != SCHED_NONE) sched_timed_remove(s, t);
@@ -140,6 +158,7 @@ static void op_wake_one(rt_waitq *q) {
     sched_tsan_quiet_begin(me);
     sched_tick(s);
     sq = sched_waitq_of(s, q);
+    touch_queue(s, q, sq);
     if (sq->head) wake(s, sq, sq->head);
     sched_reschedule(s);
     sched_tsan_quiet_end(me);
@@ -152,18 +171,24 @@ static void op_wake_all(rt_waitq *q) {
     sched_tsan_quiet_begin(me);
     sched_tick(s);
     sq = sched_waitq_of(s, q);
+    touch_queue(s, q, sq);
     while (sq->head) wake(s, sq, sq->head);
     sched_reschedule(s);
     sched_tsan_quiet_end(me);
 }
 
-static uint64_t op_now(void) { return sched_current->now; }
+static uint64_t op_now(void) {
+    sched *s = sched_current;
+    if (s->por) sched_por_clock(s);
+    return s->now;
+}
 
 static void op_sleep_until(uint64_t deadline) {
     sched *s = sched_current;
     rt_thread *cur = s->current;
     sched_tsan_quiet_begin(cur);
     sched_tick(s);
+    if (s->por) sched_por_clock(s);
     if (deadline > s->now) {
         sched_timed_add(s, cur, deadline);
         sched_make_blocked(s, cur, TS_SLEEP);
@@ -193,8 +218,14 @@ static void op_end_process(const char *reason) {
     sched_end(s, SCHED_PROCESS_ENDED, "%s", reason ? reason : "");
 }
 
+static void op_access(const volatile void *obj, rt_access_kind k) {
+    sched *s = sched_current;
+    if (s->por) sched_por_touch(s, (uintptr_t)obj, k == RT_WRITE);
+}
+
 const rt_ops sched_controlled_ops = {
     "controlled",   op_spawn,     op_join,    op_thread_id,    op_thread_name,
     op_yield,       op_lock_acquire, op_lock_release, op_wait, op_wake_one,
     op_wake_all,    op_now,       op_sleep_until, op_choose,   op_end_process,
+    op_access,
 };

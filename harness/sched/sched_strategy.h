@@ -24,6 +24,10 @@ typedef struct sched_strategy {
     rt_thread *(*pick)(struct sched *);
     /* rt_choose(n), n >= 2: the value; NULL = a pcg32 draw. */
     uint32_t (*choose)(struct sched *, uint32_t n);
+    /* Appended to a livelock's reason: the fairness the schedule had, so a
+     * report says whether the livelock persists under a fair schedule.
+     * NULL: the reason is unchanged. */
+    const char *livelock_note;
 } sched_strategy;
 
 extern const sched_strategy sched_strategy_random;

@@ -67,6 +67,7 @@ static void set_owner(sched_lock *sl, rt_thread *owner) {
 void sched_lock_take(sched *s, sched_lock *sl) {
     rt_thread *cur = s->current;
     bool first = true;
+    sched_touch(s, sl, true);
     while (sl->owner) {
         if (first) sched_q_push_back(&sl->head, &sl->tail, cur);
         else q_push_front(&sl->head, &sl->tail, cur);
@@ -75,12 +76,14 @@ void sched_lock_take(sched *s, sched_lock *sl) {
         cur->blocked_thread = sl->owner;
         sched_make_blocked(s, cur, TS_LOCK);
         sched_reschedule(s);
+        sched_touch(s, sl, true); /* the retry is a step of its own */
     }
     set_owner(sl, cur);
 }
 
 void sched_lock_give(sched *s, sched_lock *sl) {
     rt_thread *t = sl->head;
+    sched_touch(s, sl, true);
     set_owner(sl, NULL);
     if (t) {
         sched_q_remove(&sl->head, &sl->tail, t);

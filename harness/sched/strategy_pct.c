@@ -67,4 +67,4 @@ static rt_thread *pct_pick(sched *s) {
     return best;
 }
 
-const sched_strategy sched_strategy_pct = {"pct", pct_run_start, pct_thread_spawned, pct_pick, NULL};
+const sched_strategy sched_strategy_pct = {"pct", pct_run_start, pct_thread_spawned, pct_pick, NULL, NULL};

@@ -8,7 +8,7 @@ static void random_thread_spawned(sched *s, rt_thread *t) { (void)s; (void)t; }
 static rt_thread *random_pick(sched *s) { return s->runnable[pcg32_bounded(&s->rng, s->nrunnable)]; }
 
 const sched_strategy sched_strategy_random = {"random", random_run_start, random_thread_spawned,
-                                              random_pick, NULL};
+                                              random_pick, NULL, NULL};
 
 const sched_strategy *sched_strategy_for(sched_strategy_kind kind) {
     switch (kind) {

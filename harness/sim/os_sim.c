@@ -5,7 +5,9 @@
  * Every call is a scheduling point (rt_yield or an rt_lock), so the
  * controlled scheduler can preempt the core between any two seam calls --
  * CHESS's rule of switching before synchronisation and interlocked
- * operations (docs/harness-anchors.md, A1). */
+ * operations (docs/harness-anchors.md, A1).  Each atomic also says which
+ * address it touches (rt_access), for the bounded search's partial-order
+ * reduction; the gate does too, without a point. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

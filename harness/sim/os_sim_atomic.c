@@ -43,25 +43,38 @@
 
 uint32_t tph_os_load32(const volatile uint32_t *p) {
     rt_yield();
+    rt_access(p, RT_READ);
     return A_LOAD32((volatile uint32_t *)p);
 }
 void tph_os_store32(volatile uint32_t *p, uint32_t v) {
     rt_yield();
+    rt_access(p, RT_WRITE);
     (void)A_XCHG32(p, v);
 }
-/* No rt_yield: see os.h -- the gate must not add scheduling points. */
-uint32_t tph_os_gate_load32(const volatile uint32_t *p) { return A_LOAD32((volatile uint32_t *)p); }
-void tph_os_gate_store32(volatile uint32_t *p, uint32_t v) { (void)A_XCHG32(p, v); }
+/* No rt_yield: see os.h -- the gate must not add scheduling points.  The
+ * access is announced all the same: the partial-order reduction must see a
+ * gate read race with a gate write. */
+uint32_t tph_os_gate_load32(const volatile uint32_t *p) {
+    rt_access(p, RT_READ);
+    return A_LOAD32((volatile uint32_t *)p);
+}
+void tph_os_gate_store32(volatile uint32_t *p, uint32_t v) {
+    rt_access(p, RT_WRITE);
+    (void)A_XCHG32(p, v);
+}
 uint32_t tph_os_fetch_add32(volatile uint32_t *p, uint32_t v) {
     rt_yield();
+    rt_access(p, RT_WRITE);
     return A_ADD32(p, v);
 }
 uint32_t tph_os_fetch_sub32(volatile uint32_t *p, uint32_t v) {
     rt_yield();
+    rt_access(p, RT_WRITE);
     return A_ADD32(p, 0u - v);
 }
 bool tph_os_cas32(volatile uint32_t *p, uint32_t *expected, uint32_t desired) {
     rt_yield();
+    rt_access(p, RT_WRITE);
 #if defined(_MSC_VER)
     uint32_t old = A_CAS32(p, *expected, desired);
     if (old == *expected) return true;
@@ -73,18 +86,22 @@ bool tph_os_cas32(volatile uint32_t *p, uint32_t *expected, uint32_t desired) {
 }
 uint64_t tph_os_load64(const volatile uint64_t *p) {
     rt_yield();
+    rt_access(p, RT_READ);
     return A_LOAD64((volatile uint64_t *)p);
 }
 void tph_os_store64(volatile uint64_t *p, uint64_t v) {
     rt_yield();
+    rt_access(p, RT_WRITE);
     (void)A_XCHG64(p, v);
 }
 uint64_t tph_os_fetch_add64(volatile uint64_t *p, uint64_t v) {
     rt_yield();
+    rt_access(p, RT_WRITE);
     return A_ADD64(p, v);
 }
 uint64_t tph_os_fetch_sub64(volatile uint64_t *p, uint64_t v) {
     rt_yield();
+    rt_access(p, RT_WRITE);
     return A_ADD64(p, 0u - v);
 }
 static bool cas64(volatile uint64_t *p, uint64_t *expected, uint64_t desired) {
@@ -99,11 +116,13 @@ static bool cas64(volatile uint64_t *p, uint64_t *expected, uint64_t desired) {
 }
 bool tph_os_cas64(volatile uint64_t *p, uint64_t *expected, uint64_t desired) {
     rt_yield();
+    rt_access(p, RT_WRITE);
     return cas64(p, expected, desired);
 }
 /* One scheduling point for the whole read-modify-write: it is one call. */
 uint64_t tph_os_fetch_max64(volatile uint64_t *p, uint64_t v) {
     rt_yield();
+    rt_access(p, RT_WRITE);
     uint64_t cur = A_LOAD64(p);
     while (cur < v && !cas64(p, &cur, v)) {
     }
@@ -111,14 +130,17 @@ uint64_t tph_os_fetch_max64(volatile uint64_t *p, uint64_t v) {
 }
 void *tph_os_load_ptr(void *const volatile *p) {
     rt_yield();
+    rt_access(p, RT_READ);
     return A_LOADP((void *volatile *)p);
 }
 void tph_os_store_ptr(void *volatile *p, void *v) {
     rt_yield();
+    rt_access(p, RT_WRITE);
     (void)A_XCHGP(p, v);
 }
 bool tph_os_cas_ptr(void *volatile *p, void **expected, void *desired) {
     rt_yield();
+    rt_access(p, RT_WRITE);
 #if defined(_MSC_VER)
     void *old = A_CASP(p, *expected, desired);
     if (old == *expected) return true;

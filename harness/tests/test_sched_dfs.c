@@ -283,6 +283,259 @@ static void dfs_reports_a_nondeterministic_program(void **state) {
     sched_dfs_free(d);
 }
 
+
+/* The shape of group-release-cancelling-stops-rearms.scn: a daemon pool
+ * worker whose callback re-arms itself stays runnable forever (a lock
+ * round trip per callback), and the thread that stops it sleeps first, so
+ * when it wakes the worker holds the CPU.  A search that never preempts
+ * never takes the CPU from the worker: every run at bound 0 is a
+ * "livelock" no real machine shows.  Fairness demotes the worker after
+ * the fair bound, for free, and every run at every bound ends. */
+typedef struct rearm {
+    rt_lock lock;
+    int stop;
+    uint64_t callbacks;
+} rearm;
+
+static void rearm_worker(void *p) {
+    rearm *r = (rearm *)p;
+    for (;;) {
+        rt_lock_acquire(&r->lock);
+        if (r->stop) {
+            rt_lock_release(&r->lock);
+            return;
+        }
+        r->callbacks++;
+        rt_lock_release(&r->lock);
+    }
+}
+
+static void rearm_releaser(void *p) {
+    rearm *r = (rearm *)p;
+    rt_sleep_until(rt_now() + 500);
+    rt_lock_acquire(&r->lock);
+    r->stop = 1;
+    rt_lock_release(&r->lock);
+}
+
+static void rearm_main(void *p) {
+    (void)rt_spawn("worker", rearm_worker, p, true);
+    rt_join(rt_spawn("releaser", rearm_releaser, p, false));
+}
+
+typedef struct fair_stats {
+    uint64_t runs, ok, livelocks, fair_runs;
+    bool complete;
+    char reason[256];
+} fair_stats;
+
+static fair_stats explore_fair(unsigned bound, uint64_t fair_bound, rt_thread_fn fn, void *arg, size_t argsize,
+                               uint64_t limit) {
+    fair_stats st;
+    sched_dfs *d = sched_dfs_new(bound);
+    memset(&st, 0, sizeof st);
+    assert_non_null(d);
+    sched_dfs_set_fair_bound(d, fair_bound);
+    do {
+        sched_options o;
+        sched_result r;
+        sched_options_default(&o);
+        o.strategy = SCHED_STRATEGY_DFS;
+        o.dfs = d;
+        o.max_steps = 20000;
+        memset(arg, 0, argsize);
+        assert_int_equal(sched_run(&o, fn, arg, &r), 0);
+        if (r.status == SCHED_OK) st.ok++;
+        else if (r.status == SCHED_LIVELOCK) {
+            st.livelocks++;
+            if (!st.reason[0]) memcpy(st.reason, r.reason, sizeof st.reason);
+        } else fail_msg("unexpected status %s: %s", sched_status_name(r.status), r.reason);
+        sched_result_free(&r);
+    } while (sched_dfs_advance(d) && sched_dfs_runs(d) < limit);
+    assert_null(sched_dfs_error(d));
+    st.runs = sched_dfs_runs(d);
+    st.complete = sched_dfs_complete(d);
+    st.fair_runs = sched_dfs_fair_runs(d);
+    sched_dfs_free(d);
+    return st;
+}
+
+static void dfs_fairness_ends_a_rearming_worker(void **state) {
+    rearm r;
+    fair_stats st;
+    unsigned b;
+    (void)state;
+    /* unfair (the search before fairness): the first run is a livelock */
+    st = explore_fair(0, 0, rearm_main, &r, sizeof r, 1);
+    assert_int_equal(st.livelocks, 1);
+    /* fair, small bound so the test is cheap: every run ends, at bounds
+     * 0..2, the bounded tree is complete, and some runs needed a demotion */
+    for (b = 0; b < 3; b++) {
+        st = explore_fair(b, 8, rearm_main, &r, sizeof r, 200000);
+        assert_int_equal(st.livelocks, 0);
+        assert_int_equal(st.ok, st.runs);
+        assert_true(st.complete);
+        assert_true(st.fair_runs > 0);
+    }
+    /* the default bound also ends it (one run, bound 0) */
+    st = explore_fair(0, SCHED_DFS_FAIR_BOUND, rearm_main, &r, sizeof r, 1);
+    assert_int_equal(st.ok, 1);
+}
+
+/* A livelock that every fair schedule shows -- two threads spinning on a
+ * flag nobody sets -- is still reported, and the reason says the schedule
+ * was fair. */
+static void spin_forever(void *p) {
+    rearm *r = (rearm *)p;
+    for (;;) {
+        rt_lock_acquire(&r->lock);
+        r->callbacks++;
+        rt_lock_release(&r->lock);
+    }
+}
+
+static void spin_main(void *p) {
+    rt_thread *a = rt_spawn("a", spin_forever, p, false);
+    rt_thread *b = rt_spawn("b", spin_forever, p, false);
+    rt_join(a);
+    rt_join(b);
+}
+
+static void dfs_fair_livelock_is_reported_as_fair(void **state) {
+    rearm r;
+    fair_stats st;
+    (void)state;
+    st = explore_fair(0, 8, spin_main, &r, sizeof r, 3);
+    assert_int_equal(st.livelocks, st.runs);
+    assert_int_equal(st.fair_runs, st.runs);
+    assert_non_null(strstr(st.reason, "under a fair schedule"));
+}
+
+/* ---- partial-order reduction (sched_dfs_set_por) ---- */
+
+typedef struct por_stats {
+    uint64_t runs, traces, failures;
+    bool complete;
+} por_stats;
+
+static por_stats explore_por(unsigned bound, bool por, rt_thread_fn fn, void *arg, void (*reset)(void *),
+                             bool (*check)(void *)) {
+    por_stats st;
+    sched_dfs *d = sched_dfs_new(bound);
+    memset(&st, 0, sizeof st);
+    assert_non_null(d);
+    sched_dfs_set_por(d, por);
+    do {
+        sched_options o;
+        sched_result r;
+        sched_options_default(&o);
+        o.strategy = SCHED_STRATEGY_DFS;
+        o.dfs = d;
+        if (reset) reset(arg);
+        assert_int_equal(sched_run(&o, fn, arg, &r), 0);
+        assert_int_equal(r.status, SCHED_OK);
+        if (check && check(arg)) st.failures++;
+        sched_result_free(&r);
+    } while (sched_dfs_advance(d) && sched_dfs_runs(d) < 100000);
+    assert_null(sched_dfs_error(d));
+    st.runs = sched_dfs_runs(d);
+    st.traces = por ? sched_dfs_traces(d) : st.runs;
+    st.complete = sched_dfs_complete(d);
+    sched_dfs_free(d);
+    return st;
+}
+
+/* Two threads, each a yield then one atomic write, nobody joins (the run
+ * ends when both are done).  Same address: the two writes race, 2 traces;
+ * different addresses: every interleaving is one trace.  By hand, at every
+ * bound (the reversal is a free switch when main exits). */
+typedef struct two_writes {
+    uint32_t x, y;
+    bool same;
+    char order[4];
+    int n;
+} two_writes;
+
+static void tw_a(void *p) {
+    two_writes *w = (two_writes *)p;
+    rt_yield();
+    rt_access(&w->x, RT_WRITE);
+    w->order[w->n++] = 'a';
+}
+static void tw_b(void *p) {
+    two_writes *w = (two_writes *)p;
+    rt_yield();
+    rt_access(w->same ? &w->x : &w->y, RT_WRITE);
+    w->order[w->n++] = 'b';
+}
+static void tw_main(void *p) {
+    (void)rt_spawn("a", tw_a, p, false);
+    (void)rt_spawn("b", tw_b, p, false);
+}
+static void tw_reset_same(void *p) {
+    memset(p, 0, sizeof(two_writes));
+    ((two_writes *)p)->same = true;
+}
+static void tw_reset_diff(void *p) { memset(p, 0, sizeof(two_writes)); }
+static bool tw_b_first(void *p) { return ((two_writes *)p)->order[0] == 'b'; }
+
+static void por_counts_traces_by_hand(void **state) {
+    two_writes w;
+    unsigned b;
+    (void)state;
+    for (b = 0; b <= 2; b++) {
+        por_stats full = explore_por(b, false, tw_main, &w, tw_reset_same, tw_b_first);
+        por_stats same = explore_por(b, true, tw_main, &w, tw_reset_same, tw_b_first);
+        por_stats diff = explore_por(b, true, tw_main, &w, tw_reset_diff, NULL);
+        assert_true(full.complete && same.complete && diff.complete);
+        assert_int_equal(same.traces, 2);
+        assert_int_equal(diff.traces, 1);
+        assert_true(same.runs <= full.runs);
+        /* b-first is a failure here: the reduced search finds it whenever
+         * the full one does */
+        assert_true(full.failures > 0);
+        assert_true(same.failures > 0);
+    }
+}
+
+/* The lost update of dfs_finds_a_bug_only_a_preemption_shows and the
+ * hand-off: at every bound up to 2, the reduced search fails exactly when
+ * the full one does, in no more runs. */
+static void por_finds_every_failure_the_full_search_finds(void **state) {
+    lost l;
+    handoff h;
+    unsigned b;
+    (void)state;
+    for (b = 0; b <= 2; b++) {
+        por_stats f = explore_por(b, false, lost_main, &l, lost_reset, lost_failed);
+        por_stats r = explore_por(b, true, lost_main, &l, lost_reset, lost_failed);
+        assert_true(f.complete && r.complete);
+        assert_int_equal(f.failures > 0, r.failures > 0);
+        assert_true(r.runs <= f.runs);
+        f = explore_por(b, false, handoff_main, &h, handoff_reset, handoff_not_bba);
+        r = explore_por(b, true, handoff_main, &h, handoff_reset, handoff_not_bba);
+        assert_true(f.complete && r.complete);
+        assert_int_equal(f.failures > 0, r.failures > 0);
+        assert_true(r.runs <= f.runs);
+    }
+}
+
+/* The spawn-and-yield tree by hand: its leaves at bounds 0, 1, 2 are 1, 2,
+ * 3, its traces 1, 2, 2 -- the third leaf (A first, main at A's yield:
+ * main's join blocks, then A ends) swaps only main's join with A's yield,
+ * which touch nothing in common: the same trace as the first leaf.  The
+ * second stays (main's join reads A finished: another trace). */
+static void por_keeps_distinct_traces(void **state) {
+    static const uint64_t want[] = {1, 2, 2};
+    unsigned b;
+    (void)state;
+    for (b = 0; b <= 2; b++) {
+        por_stats st = explore_por(b, true, spawn_join_main, NULL, NULL, NULL);
+        assert_true(st.complete);
+        assert_int_equal(st.traces, want[b]);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(dfs_counts_a_spawn_and_a_yield_by_hand),
@@ -291,6 +544,11 @@ int main(void) {
         cmocka_unit_test(dfs_finds_a_bug_only_a_preemption_shows),
         cmocka_unit_test(dfs_runs_are_distinct_and_grow_with_the_bound),
         cmocka_unit_test(dfs_reports_a_nondeterministic_program),
+        cmocka_unit_test(dfs_fairness_ends_a_rearming_worker),
+        cmocka_unit_test(dfs_fair_livelock_is_reported_as_fair),
+        cmocka_unit_test(por_counts_traces_by_hand),
+        cmocka_unit_test(por_finds_every_failure_the_full_search_finds),
+        cmocka_unit_test(por_keeps_distinct_traces),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     sched_release_cache();
