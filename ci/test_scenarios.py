@@ -138,6 +138,10 @@ def test_list_and_bench():
     assert rc == 0 and "repair-started" in out and "try_cancel_pending" in out, out
     rc, out = run_bounded([harness(), "bench", "--seeds", "50"], 60)
     assert rc == 0 and "schedules/s" in out and "raw fiber switches/s" in out, out
+    # PCT against its bound, on bugs of depth 2 and 3
+    for d in (2, 3):
+        assert re.search(rf"^pct: depth-{d} bug, n=3 k=\d+: \d+/\d+ runs hit it \([\d.]+\)  bound 1/\(n k\^{d - 1}\)"
+                         r" = [\d.]+$", out, re.M), out
 
 
 # ---- bad input: every malformed case exits 2 with file:line:col ----------------
