@@ -887,6 +887,14 @@ static int cmd_replay(int argc, char **argv) {
                 print_report(s, &ro, &r, NULL, NULL);
             }
             if (o.trace) scn_report_block(stdout, "trace (every record of the run)", r.trace_full);
+            /* what this one run reached: a recount of run's shares from the
+             * runs' schedules (ci/test_scenarios.py) reads these */
+            {
+                size_t q;
+                for (q = 0; q < s->nrequires; q++)
+                    printf("  require line %d `%s`: %s\n", s->requires[q].line, s->requires[q].text,
+                           (r.reached >> q & 1) ? "reached" : "not reached");
+            }
             rc = r.passed ? 0 : 1;
         }
         scn_run_out_free(&r);
