@@ -189,6 +189,10 @@ def test_list_and_bench():
     assert rc == 0 and "repair-started" in out and "try_cancel_pending" in out, out
     rc, out = run_bounded([harness(), "bench", "--seeds", "50"], 60)
     assert rc == 0 and "schedules/s" in out and "raw fiber switches/s" in out, out
+    # PCT against its bound, on bugs of depth 2 and 3
+    for d in (2, 3):
+        assert re.search(rf"^pct: depth-{d} bug, n=3 k=\d+: \d+/\d+ runs hit it \([\d.]+\)  bound 1/\(n k\^{d - 1}\)"
+                         r" = [\d.]+$", out, re.M), out
 
 
 # ---- bad input: every malformed case exits 2 with file:line:col ----------------
@@ -265,6 +269,43 @@ def test_requirement_no_seed_reaches_is_not_exercised(tmp_path):
     rc, out = run_bounded([harness(), "run", str(f), "--seeds", "50", "--strategy", "both"], 60)
     assert rc == 0, out
     assert "random reached 50/50 (100.0%)  pct reached 50/50 (100.0%)" in out, out
+
+
+REACH_MIXED = ("# purpose: requirements some runs reach and others do not\nwork W\n"
+               "thread A\n  submit W\n  tick\nend\nthread B\n  cancel_pending W\n  tick\nend\n"
+               "require calls(W) == 0\nrequire overlap A B\nrequire trace healer-tick count 2\n")
+REACHED_RE = re.compile(r"^  require line (\d+) `.*`: (reached|not reached)$", re.M)
+
+
+def test_reach_is_per_run_and_its_shares_recount_from_the_schedules(tmp_path):
+    """A goal one run reached is not counted for the next: `run`'s shares
+    equal a recount, run by run, from each run's own schedule replayed
+    alone (`replay` prints what its one run reached).  The requirements
+    are reached by some seeds and missed by others, so a count that leaked
+    from one run into the next (scn_reach_begin not clearing) shows."""
+    f = tmp_path / "mixed.scn"
+    f.write_text(REACH_MIXED)
+    n = 20
+    pct = ["--depth", "2", "--pct-steps", "40"]
+    rc, out = run_bounded([harness(), "run", str(f), "--seeds", str(n), "--strategy", "both", *pct, "--json"], 60)
+    shares = {(r["line"], st): r[st] for r in map(json.loads, out.splitlines()) if "reach" in r
+              for st in ("random", "pct")}
+    assert len(shares) == 6, out
+    recount = {k: [0, 0] for k in shares}
+    for st in ("random", "pct"):
+        for seed in range(n):
+            by_seed = [harness(), "replay", "--seed", str(seed), "--strategy", st, *(pct if st == "pct" else []), str(f)]
+            rc1, o1 = run_bounded(by_seed, 30)
+            assert rc1 == 0, o1
+            sched = re.search(r"^  schedule: (\S+)$", o1, re.M).group(1)
+            rc2, o2 = run_bounded([harness(), "replay", "--schedule", sched, str(f)], 30)
+            assert rc2 == 0 and REACHED_RE.findall(o2) == REACHED_RE.findall(o1), (o1, o2)
+            for line, verdict in REACHED_RE.findall(o2):
+                recount[(int(line), st)][0] += verdict == "reached"
+                recount[(int(line), st)][1] += 1
+    assert recount == {k: list(v) for k, v in shares.items()}, (recount, shares)
+    # mixed, or the recount could not tell a leak from the truth
+    assert sum(0 < v[0] < v[1] for v in shares.values()) >= 2, shares
 
 
 def test_overlap_requires_two_core_calls_in_flight(tmp_path):

@@ -594,9 +594,7 @@ static int run_one_seed(const scn_scenario *s, const options *o, int strategy, u
         if (t->failures > FULL_REPORTS && !o->json) {
             const char *nl = r.failures ? strchr(r.failures, '\n') : NULL;
             scn_text cmd = {0};
-            if (ro.schedule) scn_replay_by_schedule(&cmd, argv0, ro.schedule, NULL, s->path);
-            else if (strategy == 2 && r.schedule) scn_replay_by_schedule(&cmd, argv0, r.schedule, NULL, s->path);
-            else if (!ro.native && strategy != 2) scn_replay_by_seed(&cmd, argv0, &ro, s->path);
+            scn_replay_command(&cmd, argv0, &ro, &r, s->path);
             printf("FAILURE %s seed %llu %s: %.*s  (replay: %s)\n", s->path, (unsigned long long)seed,
                    strategy_name(strategy), r.failures ? (nl ? (int)(nl - r.failures) : (int)strlen(r.failures)) : 0,
                    r.failures ? r.failures : "", cmd.s ? cmd.s : "free-running: a seed does not replay");
@@ -641,11 +639,12 @@ static int run_one_seed(const scn_scenario *s, const options *o, int strategy, u
             json_string(r.race ? r.race : "");
             printf(",\"replayed\":");
             json_string(verdict ? verdict : "");
-            if (!ro.native && !ro.schedule) {
+            {
                 scn_text cmd = {0};
-                scn_replay_by_seed(&cmd, argv0, &ro, s->path);
-                printf(",\"replay\":");
-                json_string(cmd.s);
+                if (scn_replay_command(&cmd, argv0, &ro, &r, s->path)) {
+                    printf(",\"replay\":");
+                    json_string(cmd.s);
+                }
                 scn_text_free(&cmd);
             }
             printf("}\n");
@@ -1043,6 +1042,14 @@ static int cmd_replay(int argc, char **argv) {
                 print_report(s, &ro, &r, NULL, NULL);
             }
             if (o.trace) scn_report_block(stdout, "trace (every record of the run)", r.trace_full);
+            /* what this one run reached: a recount of run's shares from the
+             * runs' schedules (ci/test_scenarios.py) reads these */
+            {
+                size_t q;
+                for (q = 0; q < s->nrequires; q++)
+                    printf("  require line %d `%s`: %s\n", s->requires[q].line, s->requires[q].text,
+                           (r.reached >> q & 1) ? "reached" : "not reached");
+            }
             rc = r.passed ? 0 : 1;
         }
         scn_run_out_free(&r);

@@ -154,6 +154,68 @@ static void cancelling_release_drops_callbacks_marks_pools_claims_first(void **s
     tph_test_run_controlled(cancelling_body, NULL, NULL, 2);
     tph_test_run_controlled(cancelling_body, NULL, NULL, 3);
 }
+
+/* One member of every kind, each on a pool of its own: the cancelling
+ * release marks every member's pool (the seed's rule: the release may have
+ * cancelled anything any member had queued), not only the waits' and not
+ * only one pool per release.  With every member on one pool, as above, a
+ * release that marked only its first member, or only waits, passed. */
+static void io_fn(tph_io *io, void *ctx, void *ov, uint32_t r, uintptr_t n) {
+    (void)io, (void)ctx, (void)ov, (void)r, (void)n;
+}
+static void timer_fn(tph_timer *t, void *ctx) { (void)t, (void)ctx; }
+static void periodic_fn(tph_periodic *t, void *ctx) { (void)t, (void)ctx; }
+
+static void every_kind_body(void *ctx) {
+    enum { KINDS = 5 };
+    tph_pool *pool[KINDS];
+    tph_env env[KINDS];
+    tph_group *g;
+    tph_work *w;
+    tph_wait *wt;
+    tph_timer *t;
+    tph_periodic *pe;
+    tph_io *io;
+    tph_handle *ev;
+    gctx x;
+    int i;
+    (void)ctx;
+    memset(&x, 0, sizeof x);
+    current = &x;
+    TPH_CHECK_EQ(tph_group_create(&g, cancel_fn), TPH_OK);
+    for (i = 0; i < KINDS; i++) {
+        TPH_CHECK_EQ(tph_pool_create(&pool[i]), TPH_OK);
+        tph_env_init(&env[i]);
+        TPH_CHECK_EQ(tph_env_set_pool(&env[i], pool[i]), TPH_OK);
+        TPH_CHECK_EQ(tph_env_set_group(&env[i], g), TPH_OK);
+    }
+    TPH_CHECK_EQ(tph_event_create(&ev, true, false), TPH_OK);
+    TPH_CHECK_EQ(tph_work_create(&w, work_fn, &x, &env[0]), TPH_OK);
+    TPH_CHECK_EQ(tph_wait_create(&wt, ev, wait_fn, &x, &env[1]), TPH_OK);
+    TPH_CHECK_EQ(tph_timer_create(&t, timer_fn, &x, &env[2]), TPH_OK);
+    TPH_CHECK_EQ(tph_periodic_create(&pe, 1000, periodic_fn, &x, &env[3]), TPH_OK);
+    TPH_CHECK_EQ(tph_io_create(&io, sim_file_create(), io_fn, &x, &env[4]), TPH_OK);
+    ot_trace_start();
+    TPH_CHECK_EQ(tph_group_close_members_cancelling(g, &cleanup_token), TPH_OK);
+    ot_trace_take();
+    for (i = 0; i < KINDS; i++) {
+        tph_heal_entry_info info;
+        uintptr_t key = tph_pool_key(pool[i]);
+        TPH_CHECK(tph_heal_entry_get(key, &info));
+        TPH_CHECK(info.last_cancelled != 0);
+        TPH_CHECK_EQ(ot_count_events("cancelled", key), 1);
+    }
+    TPH_CHECK_EQ(tph_group_close(g), TPH_OK);
+    TPH_CHECK_EQ(tph_handle_close(ev), TPH_OK);
+    tph_test_sleep(TPH_TEST_SECOND);
+    for (i = 0; i < KINDS; i++) TPH_CHECK_EQ(tph_pool_close(pool[i]), TPH_OK);
+}
+
+static void cancelling_release_marks_the_pool_of_every_member_kind(void **state) {
+    (void)state;
+    tph_test_run_controlled(every_kind_body, NULL, NULL, 1);
+    tph_test_run_controlled(every_kind_body, NULL, NULL, 2);
+}
 #endif
 
 static void no_heal_body(void *ctx) {
@@ -243,6 +305,7 @@ int main(void) {
         cmocka_unit_test(draining_release_lets_callbacks_run_and_marks_nothing),
 #if TPHEAL_SELF_HEAL
         cmocka_unit_test(cancelling_release_drops_callbacks_marks_pools_claims_first),
+        cmocka_unit_test(cancelling_release_marks_the_pool_of_every_member_kind),
 #endif
         cmocka_unit_test(no_heal_tracking_release_marks_nothing),
         cmocka_unit_test(member_closed_alone_leaves_the_group),

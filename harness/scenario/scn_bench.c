@@ -172,6 +172,8 @@ int scn_bench_main(uint64_t seeds) {
     unsigned long rss;
     size_t stack_kib;
     const char *clk;
+    unsigned pd;
+    bool pct_bad = false;
     s = scn_parse("bench", bench_scenario, sizeof bench_scenario - 1, &e);
     if (!s) {
         fprintf(stderr, "bench:%d:%d: %s\n", e.line, e.col, e.msg);
@@ -222,8 +224,24 @@ int scn_bench_main(uint64_t seeds) {
         printf("  peak RSS (VmHWM):       %.1f MiB, the whole bench process  target <= 32 MiB\n", rss / 1024.0);
     else
         printf("  peak RSS:               not read on this platform\n");
+    /* PCT against its bound on a bug of known depth (sched_bench_pct): the
+     * runs are deterministic, so the line is the same on every machine */
+    for (pd = 2; pd <= 3; pd++) {
+        sched_bench_pct_out po;
+        uint64_t pr = pd == 2 ? 4000 : 40000;
+        if (sched_bench_pct(pd, pd, pr, 0, &po) != 0) {
+            printf("pct: depth-%u bug: a run did not end normally\n", pd);
+            pct_bad = true;
+            continue;
+        }
+        if ((double)po.hits < po.bound * (double)po.runs) pct_bad = true;
+        printf("pct: depth-%u bug, n=%llu k=%llu: %llu/%llu runs hit it (%.4f)  bound 1/(n k^%u) = %.5f%s\n", pd,
+               (unsigned long long)po.threads, (unsigned long long)po.k, (unsigned long long)po.hits,
+               (unsigned long long)po.runs, (double)po.hits / (double)po.runs, pd - 1, po.bound,
+               (double)po.hits < po.bound * (double)po.runs ? "  BELOW THE BOUND" : "");
+    }
     scn_free(mem);
     scn_free(s);
     sched_release_cache();
-    return t.failures || m.failures || dt.failures ? 1 : 0;
+    return t.failures || m.failures || dt.failures || pct_bad ? 1 : 0;
 }

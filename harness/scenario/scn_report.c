@@ -5,12 +5,14 @@
 
 #include "rt_sched.h"
 
+/* '=' is not plain: a first word like `x=1/tpheal-harness` unquoted is an
+ * assignment to x, and the shell then runs `replay` (exit 127). */
 void scn_shell_word(scn_text *t, const char *w) {
     const char *p;
     bool plain = *w != '\0';
     for (p = w; *p && plain; p++)
         plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-                strchr("_./:=+,@%-", *p) != NULL;
+                strchr("_./:+,@%-", *p) != NULL;
     if (plain) {
         scn_text_printf(t, "%s", w);
         return;
@@ -45,6 +47,15 @@ void scn_replay_by_schedule(scn_text *t, const char *exe, const char *schedule, 
     }
     scn_text_printf(t, " ");
     scn_shell_word(t, path);
+}
+
+bool scn_replay_command(scn_text *t, const char *exe, const scn_run_opts *ro, const scn_run_out *r,
+                        const char *path) {
+    if (ro->schedule) scn_replay_by_schedule(t, exe, ro->schedule, NULL, path);
+    else if (ro->strategy == 2 && r->schedule) scn_replay_by_schedule(t, exe, r->schedule, NULL, path);
+    else if (!ro->native && ro->strategy != 2) scn_replay_by_seed(t, exe, ro, path);
+    else return false;
+    return true;
 }
 
 void scn_report_block(FILE *out, const char *title, const char *text) {

@@ -15,7 +15,7 @@
 #include "scn_text.h"
 
 /* Appends w as one word of a POSIX shell command (single-quoted when it
- * holds anything but [A-Za-z0-9_./:=+,@%-]). */
+ * holds anything but [A-Za-z0-9_./:+,@%-]). */
 void scn_shell_word(scn_text *, const char *w);
 
 /* `EXE replay --seed S --strategy random FILE`, or with
@@ -25,6 +25,13 @@ void scn_replay_by_seed(scn_text *, const char *exe, const scn_run_opts *, const
  * else `EXE replay --schedule 'STRING' FILE`. */
 void scn_replay_by_schedule(scn_text *, const char *exe, const char *schedule, const char *schedule_file,
                             const char *path);
+
+/* The one command that replays a failure, for the short line and --json:
+ * by the schedule the run was given; a DFS run by its own schedule (it is a
+ * step of a search: no seed names it, and `--seed S --strategy pct` once
+ * stood in for it in --json); otherwise by seed.  False for a native run,
+ * which nothing replays. */
+bool scn_replay_command(scn_text *, const char *exe, const scn_run_opts *, const scn_run_out *, const char *path);
 
 typedef struct scn_report_ctx {
     const char *exe;           /* this harness, as invoked */

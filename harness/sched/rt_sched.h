@@ -118,4 +118,18 @@ double sched_bench_raw_switches_per_sec(uint64_t n);
 double sched_bench_seconds(void);
 const char *sched_bench_clock_name(void);
 
+/* PCT measured against its bound (Burckhardt et al.: a run hits a depth-d
+ * bug with probability >= 1/(n k^(d-1))): `runs` PCT runs at depth
+ * pct_depth, seeds first_seed.., of a two-thread program whose bug has depth
+ * bug_depth (sched_bench.c), k measured by 100 probe runs.  0, or -1 when a
+ * run did not end normally.  For the bench line and test_sched_pct. */
+typedef struct sched_bench_pct_out {
+    uint64_t k;       /* choice points (the most of the probe runs) */
+    uint64_t threads; /* n */
+    uint64_t runs, hits;
+    double bound;     /* 1 / (n k^(bug_depth-1)) */
+} sched_bench_pct_out;
+int sched_bench_pct(unsigned bug_depth, unsigned pct_depth, uint64_t runs, uint64_t first_seed,
+                    sched_bench_pct_out *);
+
 #endif

@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "sched_internal.h"
 #include "test_sched_util.h"
 
 typedef struct depth2 {
@@ -159,12 +160,119 @@ static void pct_is_fair_after_its_window(void **state) {
     }
 }
 
+/* ---- the definition, step by step: the strategy driven by hand ---------- */
+
+#define DEF_THREADS 5
+
+/* One run's decisions, for n threads all runnable: the change points drawn,
+ * the priorities given, and per choice point who ran and what was demoted. */
+static void pct_follows_its_definition_for(unsigned depth, uint64_t k, uint64_t seed) {
+    sched s;
+    rt_thread th[DEF_THREADS], *run[DEF_THREADS];
+    sched_pct_state *p = &s.st.pct;
+    uint64_t step, demotions = 0, last_demoted = UINT64_MAX;
+    unsigned i, j;
+    memset(&s, 0, sizeof s);
+    memset(th, 0, sizeof th);
+    s.opt.pct_depth = depth;
+    s.opt.pct_steps = k;
+    pcg32_seed(&s.rng, seed, 54u);
+    sched_strategy_pct.run_start(&s);
+    /* d-1 change points, sorted, each in [1, k] */
+    assert_int_equal(p->nchange, depth - 1);
+    for (i = 0; i < p->nchange; i++) {
+        assert_true(p->change[i] >= 1 && p->change[i] <= k);
+        if (i) assert_true(p->change[i - 1] <= p->change[i]);
+    }
+    /* distinct initial priorities, all above every demoted one (< 2^32) */
+    for (i = 0; i < DEF_THREADS; i++) {
+        th[i].id = i + 1;
+        sched_strategy_pct.thread_spawned(&s, &th[i]);
+        assert_true(th[i].priority >= (uint64_t)1 << 32);
+        for (j = 0; j < i; j++) assert_true(th[i].priority != th[j].priority);
+        run[i] = &th[i];
+    }
+    s.runnable = run;
+    s.nrunnable = DEF_THREADS;
+    for (step = 1; step <= 2 * k; step++) {
+        uint64_t before[DEF_THREADS];
+        rt_thread *t, *top = NULL;
+        unsigned changed = 0, due = 0;
+        for (i = 0; i < DEF_THREADS; i++) before[i] = th[i].priority;
+        for (i = 0; i < p->nchange; i++) due += p->change[i] == step;
+        t = sched_strategy_pct.pick(&s);
+        uint64_t lowest_now = UINT64_MAX;
+        for (i = 0; i < DEF_THREADS; i++) {
+            if (th[i].priority != before[i]) {
+                changed++;
+                /* a demotion goes below every thread not demoted at this
+                 * step, and below every earlier demotion */
+                for (j = 0; j < DEF_THREADS; j++)
+                    if (th[j].priority == before[j]) assert_true(th[i].priority < th[j].priority);
+                assert_true(th[i].priority < last_demoted);
+                if (th[i].priority < lowest_now) lowest_now = th[i].priority;
+            }
+            if (!top || th[i].priority > top->priority) top = &th[i];
+            for (j = 0; j < i; j++) assert_true(th[i].priority != th[j].priority);
+        }
+        if (changed) last_demoted = lowest_now;
+        /* a change point demotes exactly at its step (one thread each:
+         * points drawn on one step demote the top, then the next top);
+         * none elsewhere */
+        assert_int_equal(changed, due);
+        demotions += changed;
+        /* the highest priority runs while pure PCT lasts (2k choice points) */
+        assert_ptr_equal(t, top);
+    }
+    /* every change point fell in the first k steps and was taken */
+    assert_int_equal(demotions, depth - 1);
+}
+
+static void pct_follows_its_definition(void **state) {
+    unsigned d;
+    uint64_t seed, ks[] = {1, 2, 7, 40, 300};
+    size_t ki;
+    (void)state;
+    for (d = 1; d <= 6; d++)
+        for (ki = 0; ki < sizeof ks / sizeof ks[0]; ki++)
+            for (seed = 0; seed < 40; seed++) pct_follows_its_definition_for(d, ks[ki], seed);
+}
+
+/* ---- the bound, measured: a bug of depth d is hit at >= 1/(n k^(d-1)) ------ */
+
+/* Runs per depth: enough that the bound predicts >= 20 hits (a rate at the
+ * bound is then told from one at half of it), which the test checks. */
+static void pct_meets_its_bound_at_depth(unsigned d, uint64_t runs) {
+    sched_bench_pct_out o, below;
+    double rate;
+    assert_int_equal(sched_bench_pct(d, d, runs, 0, &o), 0);
+    rate = (double)o.hits / (double)o.runs;
+    print_message("pct on a depth-%u bug: n=%llu k=%llu, %llu/%llu hits, rate %.5f, bound %.5f\n", d,
+                  (unsigned long long)o.threads, (unsigned long long)o.k, (unsigned long long)o.hits,
+                  (unsigned long long)o.runs, rate, o.bound);
+    assert_true(o.k > 5);
+    assert_true(o.bound * (double)o.runs >= 20.0);
+    assert_true(rate >= o.bound);
+    /* one change point short, the bug is out of reach: the hits above are
+     * the change points' doing, and the program's depth is what it says */
+    assert_int_equal(sched_bench_pct(d, d - 1, runs / 4, 0, &below), 0);
+    assert_int_equal(below.hits, 0);
+}
+
+static void pct_meets_its_bound_at_depths_2_and_3(void **state) {
+    (void)state;
+    pct_meets_its_bound_at_depth(2, 4000);
+    pct_meets_its_bound_at_depth(3, 40000);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(pct_depth2_meets_its_bound),
         cmocka_unit_test(pct_without_change_points_never_hits_it),
         cmocka_unit_test(pct_is_deterministic_per_seed),
         cmocka_unit_test(pct_is_fair_after_its_window),
+        cmocka_unit_test(pct_follows_its_definition),
+        cmocka_unit_test(pct_meets_its_bound_at_depths_2_and_3),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     sched_release_cache();
