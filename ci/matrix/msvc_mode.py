@@ -70,15 +70,17 @@ def configure(build: pathlib.Path) -> pathlib.Path:
     inc = build / "cmocka-include"
     inc.mkdir(parents=True, exist_ok=True)
     shutil.copy("/usr/include/cmocka.h", inc / "cmocka.h")
-    if not cc.exists():
-        r = subprocess.run(["cmake", "-S", str(REPO), "-B", str(build),
-                            f"-DCMAKE_TOOLCHAIN_FILE={REPO / 'cmake' / 'mingw-w64.cmake'}",
-                            "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON", "-DCMAKE_BUILD_TYPE=Release",
-                            f"-DCMOCKA_INCLUDE_DIR={inc}", f"-DCMOCKA_LIBRARY={inc / 'cmocka.h'}",
-                            f"-Dcmocka_DIR={build / 'no-config'}"],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            sys.exit(f"msvc-mode: configuring {build} failed:\n{r.stdout}{r.stderr}")
+    # Configured every time (a re-run over a cache takes seconds): a kept
+    # compile_commands.json missed a -D that a CMakeLists.txt had gained
+    # since, and the pass failed on the file that uses it.
+    r = subprocess.run(["cmake", "-S", str(REPO), "-B", str(build),
+                        f"-DCMAKE_TOOLCHAIN_FILE={REPO / 'cmake' / 'mingw-w64.cmake'}",
+                        "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON", "-DCMAKE_BUILD_TYPE=Release",
+                        f"-DCMOCKA_INCLUDE_DIR={inc}", f"-DCMOCKA_LIBRARY={inc / 'cmocka.h'}",
+                        f"-Dcmocka_DIR={build / 'no-config'}"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"msvc-mode: configuring {build} failed:\n{r.stdout}{r.stderr}")
     return cc
 
 
