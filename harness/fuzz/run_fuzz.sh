@@ -13,7 +13,7 @@ mkdir -p "$out/corpus" "$out/artifacts"
 clang -std=c11 -g -O1 -Wall -Wextra -Werror \
     -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
     -I"$src" "$here/fuzz_scenario_parse.c" \
-    "$src/scn_parse.c" "$src/scn_lex.c" "$src/scn_names.c" \
+    "$src/scn_parse.c" "$src/scn_lex.c" "$src/scn_names.c" "$src/scn_suggest.c" \
     -o "$out/fuzz_scenario_parse"
 cp "$here"/corpus/* "$out/corpus/" 2>/dev/null || true
 exec "$out/fuzz_scenario_parse" -max_total_time="$secs" -max_len=8192 -timeout=5 \
