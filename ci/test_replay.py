@@ -198,6 +198,9 @@ def test_every_printed_replay_command_reproduces_its_report(tmp_path, c):
             if c["strategy"] == "native":
                 assert "replay" not in f, (where, f)
                 continue
+            # the harness's own check of its replay line agrees (a dfs livelock
+            # once said "did NOT reproduce": its reason named the search's fairness)
+            assert f["replayed"].startswith("reproduced"), (where, f)
             q = paste(c, f["replay"], cwd, env)
             assert q.returncode == 1, (where, f["replay"], q.stdout, q.stderr)
             rep = first_report(q.stdout)
@@ -213,6 +216,8 @@ def test_every_printed_replay_command_reproduces_its_report(tmp_path, c):
     for rep in full:
         cmds = CMD_RE.findall(rep)
         assert cmds, (where, rep)
+        if c["strategy"] != "native":
+            assert b"\n  replayed once by its schedule: reproduced" in rep, (where, rep)
         body = BODY_RE.search(rep)
         for label, cmd in cmds:
             cmd = cmd.decode("utf-8", "surrogateescape")

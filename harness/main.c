@@ -637,6 +637,8 @@ static int run_one_seed(const scn_scenario *s, const options *o, int strategy, u
             json_string(r.schedule ? r.schedule : "");
             printf(",\"race\":");
             json_string(r.race ? r.race : "");
+            printf(",\"fairness\":");
+            json_string(r.fairness ? r.fairness : "");
             printf(",\"replayed\":");
             json_string(verdict ? verdict : "");
             {

@@ -99,6 +99,7 @@ void scn_report_print(FILE *out, const scn_scenario *s, const scn_run_opts *ro, 
         fprintf(out, "  status: %s  steps: %llu  interleaving: %016llx\n", sched_status_name((sched_status)r->status),
                 (unsigned long long)r->steps, (unsigned long long)r->interleaving_hash);
     scn_report_block(out, "failures", r->failures);
+    if (r->fairness) fprintf(out, "  fairness: %s\n", r->fairness);
     scn_report_block(out, "blocked threads", r->blocked_report);
     scn_report_block(out, "misuse reported by the sim", r->misuse);
     scn_report_block(out, "faults injected", r->faults);

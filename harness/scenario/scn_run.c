@@ -1119,6 +1119,7 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
         snprintf(reason, sizeof reason, "%s", sr.reason);
         out->schedule = sr.schedule ? scn_strdup(sr.schedule) : NULL;
         out->blocked_report = sr.blocked_report ? scn_strdup(sr.blocked_report) : NULL;
+        out->fairness = sr.fairness;
         out->steps = sr.steps;
         out->choice_points = sr.choice_points;
         out->interleaving_hash = sr.interleaving_hash;

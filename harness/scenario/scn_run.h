@@ -36,6 +36,7 @@ typedef struct scn_run_out {
     char *failures;          /* NULL when passed: one line per broken oracle */
     char *schedule;          /* replay string (controlled runs) */
     char *blocked_report;    /* the scheduler's, for deadlocks/livelocks */
+    const char *fairness;    /* static: sched_result.fairness (a dfs livelock), or NULL */
     char *race;              /* the race build's first report of the run (also in
                                 failures), or NULL: sched_result.race */
     char *trace_tail;        /* the last trace records, names not addresses */

@@ -86,6 +86,9 @@ typedef struct sched_result {
                                    their threads' names and sites, no addresses -- or NULL.
                                    A race is a failure of the run whatever its status. */
     uint32_t races;             /* reports raised during the run (the first is `race`) */
+    const char *fairness;       /* static; livelocks found by a strategy that schedules
+                                   fairly (dfs): what fairness the schedule had; NULL
+                                   otherwise, and for replays */
 } sched_result;
 
 /* Runs main_fn(arg) as thread 1 (non-daemon) under the controlled runtime:

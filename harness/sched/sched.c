@@ -199,6 +199,7 @@ int sched_run(const sched_options *opt, rt_thread_fn main_fn, void *arg, sched_r
     }
     out->status = s->status;
     memcpy(out->reason, s->reason, sizeof out->reason);
+    out->fairness = s->status == SCHED_LIVELOCK && !s->replay ? s->strategy->livelock_note : NULL;
     out->steps = s->steps;
     out->choice_points = s->choice_points;
     out->switches = s->switches;

@@ -84,15 +84,13 @@ static void check_virtual_time(sched *s) {
     if (s->now > s->opt.max_virtual_time && s->alive_nondaemon > 0)
         sched_end(s, SCHED_LIVELOCK,
                   "livelock: virtual time %" PRIu64 " passed max_virtual_time %" PRIu64
-                  " with %" PRIu32 " non-daemon thread(s) unfinished%s",
-                  s->now, s->opt.max_virtual_time, s->alive_nondaemon,
-                  s->strategy->livelock_note ? s->strategy->livelock_note : "");
+                  " with %" PRIu32 " non-daemon thread(s) unfinished",
+                  s->now, s->opt.max_virtual_time, s->alive_nondaemon);
 }
 
 void sched_tick_slow(sched *s) {
     if (s->steps > s->opt.max_steps)
-        sched_end(s, SCHED_LIVELOCK, "livelock: more than %" PRIu64 " scheduling points%s",
-                  s->opt.max_steps, s->strategy->livelock_note ? s->strategy->livelock_note : "");
+        sched_end(s, SCHED_LIVELOCK, "livelock: more than %" PRIu64 " scheduling points", s->opt.max_steps);
     if (s->now >= s->next_deadline) fire_due(s);
     check_virtual_time(s);
 }

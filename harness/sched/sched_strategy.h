@@ -24,9 +24,10 @@ typedef struct sched_strategy {
     rt_thread *(*pick)(struct sched *);
     /* rt_choose(n), n >= 2: the value; NULL = a pcg32 draw. */
     uint32_t (*choose)(struct sched *, uint32_t n);
-    /* Appended to a livelock's reason: the fairness the schedule had, so a
-     * report says whether the livelock persists under a fair schedule.
-     * NULL: the reason is unchanged. */
+    /* A livelock's sched_result.fairness: the fairness the search gave the
+     * schedule, so a report says whether the livelock persists under a fair
+     * schedule.  Kept out of the reason: a replay of the schedule is the same
+     * run and must report the same failure, though it is no search. */
     const char *livelock_note;
 } sched_strategy;
 

@@ -833,5 +833,5 @@ static uint32_t dfs_choose(sched *s, uint32_t n) {
 #define DFS_STR(x) DFS_STR2(x)
 const sched_strategy sched_strategy_dfs = {
     "dfs", dfs_run_start, dfs_thread_spawned, dfs_pick, dfs_choose,
-    " under a fair schedule (dfs demotes a thread that holds the CPU for " DFS_STR(SCHED_DFS_FAIR_BOUND)
-    " choice points while another is runnable, at no preemption cost)"};
+    "the livelock persists under a fair schedule (dfs demotes a thread that holds the CPU for "
+    DFS_STR(SCHED_DFS_FAIR_BOUND) " choice points while another is runnable, at no preemption cost)"};
