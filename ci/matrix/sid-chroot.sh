@@ -16,7 +16,7 @@ root=${TPHEAL_SID_ROOT:-/var/chroot/sid}
 mirror=${TPHEAL_SID_MIRROR:-http://deb.debian.org/debian}
 here=$(cd "$(dirname "$0")/../.." && pwd)
 # What the Linux jobs install (ci/deps.sh's names) plus the Wine job's.
-pkgs=(ca-certificates cmake make gcc clang libclang-rt-dev libcmocka-dev pkg-config
+pkgs=(ca-certificates cmake make gcc clang libclang-rt-dev llvm libcmocka-dev pkg-config
       python3 python3-pytest git gcc-mingw-w64-x86-64 wine wine64 dpkg-dev)
 
 sudo_() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo -n "$@"; fi; }
