@@ -46,6 +46,13 @@
 #include "stress.h" /* stress-batch, stress-faultloop: harness/stress/ (ci/stress.py) */
 #include "scn_suggest.h"
 
+/* --strategy as a set: a bit per sched_strategy_kind; `both` is the two
+ * seeded ones, dfs runs alone. */
+#define STRATEGY_BIT(k) (1u << (unsigned)(k))
+#define STRATEGIES_SEEDED (STRATEGY_BIT(SCHED_STRATEGY_RANDOM) | STRATEGY_BIT(SCHED_STRATEGY_PCT))
+#define STRATEGIES_DFS STRATEGY_BIT(SCHED_STRATEGY_DFS)
+
+
 #ifndef TPHEAL_BUILD_ID
 #define TPHEAL_BUILD_ID "unknown"
 #endif
@@ -65,7 +72,7 @@ typedef struct options {
     uint64_t seeds;
     uint64_t first_seed;
     bool one_seed;
-    int strategies; /* bit 0 random, bit 1 pct, bit 2 dfs (alone) */
+    unsigned strategies; /* a bit per sched_strategy_kind (STRATEGY_BIT); dfs alone */
     unsigned preemptions; /* dfs: the preemption bound */
     bool por;             /* dfs: partial-order reduction */
     bool verify;          /* the verify command: dfs + por, one line a scenario and a total */
@@ -264,7 +271,7 @@ static int parse_options(int argc, char **argv, int i, options *o, const char **
     /* the real pool runs free only (scn_pool_is_model) */
     o->native = !scn_pool_is_model();
     o->seeds = 100;
-    o->strategies = 1;
+    o->strategies = STRATEGY_BIT(SCHED_STRATEGY_RANDOM);
     o->depth = 3;
     o->preemptions = 2;
     o->max_runs = 100000;
@@ -286,10 +293,9 @@ static int parse_options(int argc, char **argv, int i, options *o, const char **
             i++;
         } else if (strcmp(a, "--strategy") == 0) {
             o->strategy_given = true;
-            if (v && strcmp(v, "random") == 0) o->strategies = 1;
-            else if (v && strcmp(v, "pct") == 0) o->strategies = 2;
-            else if (v && strcmp(v, "both") == 0) o->strategies = 3;
-            else if (v && strcmp(v, "dfs") == 0) o->strategies = 4;
+            int k = v ? sched_strategy_find(v) : -1;
+            if (k >= 0) o->strategies = STRATEGY_BIT(k);
+            else if (v && strcmp(v, "both") == 0) o->strategies = STRATEGIES_SEEDED;
             else return usage("--strategy is random, pct, both or dfs");
             i++;
         } else if (strcmp(a, "--preemptions") == 0) {
@@ -375,7 +381,7 @@ static void print_parse_error(const char *path, const scn_error *e) {
 
 /* ---- the failure report (scn_report.c) ------------------------------------------ */
 
-static const char *strategy_name(int s) { return s == 2 ? "dfs" : s ? "pct" : "random"; }
+static const char *strategy_name(sched_strategy_kind s) { return sched_strategy_name(s); }
 
 static void build_line(char *buf, size_t n) {
     snprintf(buf, n, "%s (%s core, %s pool)", TPHEAL_BUILD_ID, BUILD_KIND, scn_pool_backend_name());
@@ -498,10 +504,10 @@ typedef struct tally {
      * scheduler (one that never preempts) must get */
     uint64_t *seen;
     uint64_t distinct;
-    /* reach: runs per strategy (0 random, 1 pct, 2 dfs) and, per
+    /* reach: runs per strategy (sched_strategy_kind) and, per
      * requirement, the runs that reached it */
-    uint64_t runs_by[3];
-    uint64_t reached[3][SCN_MAX_REQUIRES];
+    uint64_t runs_by[SCHED_STRATEGY_COUNT];
+    uint64_t reached[SCHED_STRATEGY_COUNT][SCN_MAX_REQUIRES];
 } tally;
 
 static void note_interleaving(tally *t, uint64_t h) {
@@ -552,7 +558,7 @@ static bool save_schedule(const char *dir, const scn_scenario *s, const scn_run_
     return true;
 }
 
-static int run_one_seed(const scn_scenario *s, const options *o, int strategy, uint64_t seed, tally *t,
+static int run_one_seed(const scn_scenario *s, const options *o, sched_strategy_kind strategy, uint64_t seed, tally *t,
                         uint64_t *max_choice, sched_dfs *dfs) {
     scn_run_opts ro;
     scn_run_out r;
@@ -606,7 +612,7 @@ static int run_one_seed(const scn_scenario *s, const options *o, int strategy, u
             scn_run_opts rr = ro;
             rr.schedule = r.schedule;
             rr.dfs = NULL; /* a replay is no step of the search */
-            rr.strategy = strategy == 2 ? 0 : strategy;
+            rr.strategy = strategy == SCHED_STRATEGY_DFS ? SCHED_STRATEGY_RANDOM : strategy;
             if (scn_run(s, &rr, &again) != 0) verdict = "could not replay (schedule rejected)";
             else {
                 verdict = same_failure(&r, &again)
@@ -686,7 +692,6 @@ static void json_string(const char *s) {
  * when one was reached by no run, or by fewer than --min-reach percent of
  * some strategy's runs: the scenario did not get where it exists to go. */
 static bool report_reach(const scn_scenario *s, const tally *t, const options *o) {
-    static const char *const names[3] = {"random", "pct", "dfs"};
     bool short_of = false;
     size_t q;
     int st;
@@ -694,7 +699,7 @@ static bool report_reach(const scn_scenario *s, const tally *t, const options *o
         const scn_require *r = &s->requires[q];
         uint64_t total = 0;
         bool below = false;
-        for (st = 0; st < 3; st++) {
+        for (st = 0; st < SCHED_STRATEGY_COUNT; st++) {
             total += t->reached[st][q];
             /* every strategy that ran must reach it: a state only PCT's
              * change points find is luck the random walk never has */
@@ -708,17 +713,17 @@ static bool report_reach(const scn_scenario *s, const tally *t, const options *o
             json_string(s->path);
             printf(",\"line\":%d,\"require\":", r->line);
             json_string(r->text);
-            for (st = 0; st < 3; st++)
+            for (st = 0; st < SCHED_STRATEGY_COUNT; st++)
                 if (t->runs_by[st])
-                    printf(",\"%s\":[%llu,%llu]", names[st], (unsigned long long)t->reached[st][q],
+                    printf(",\"%s\":[%llu,%llu]", strategy_name((sched_strategy_kind)st), (unsigned long long)t->reached[st][q],
                            (unsigned long long)t->runs_by[st]);
             printf("}\n");
             continue;
         }
         printf("  reach line %d `require %s`:", r->line, r->text);
-        for (st = 0; st < 3; st++)
+        for (st = 0; st < SCHED_STRATEGY_COUNT; st++)
             if (t->runs_by[st])
-                printf("  %s reached %llu/%llu (%.1f%%)", names[st], (unsigned long long)t->reached[st][q],
+                printf("  %s reached %llu/%llu (%.1f%%)", strategy_name((sched_strategy_kind)st), (unsigned long long)t->reached[st][q],
                        (unsigned long long)t->runs_by[st], 100.0 * (double)t->reached[st][q] / (double)t->runs_by[st]);
         printf("%s\n", total == 0 ? "  NOT REACHED" : below ? "  SHORT (a strategy below --min-reach or at 0)" : "");
     }
@@ -729,9 +734,9 @@ static bool report_reach(const scn_scenario *s, const tally *t, const options *o
  * be ignored in silence (`--preemptions 1` on a random walk ran the random
  * walk): refused, with the strategy that reads it. */
 static const char *strategy_option_unread(const options *o) {
-    if ((o->preemptions_given || o->max_runs_given || o->por_given) && o->strategies != 4)
+    if ((o->preemptions_given || o->max_runs_given || o->por_given) && o->strategies != STRATEGIES_DFS)
         return "--preemptions, --max-runs and --por are read only by --strategy dfs";
-    if ((o->depth_given || o->pct_steps_given) && !(o->strategies & 2))
+    if ((o->depth_given || o->pct_steps_given) && !(o->strategies & STRATEGY_BIT(SCHED_STRATEGY_PCT)))
         return "--depth and --pct-steps are PCT's: give them with --strategy pct or both";
     return NULL;
 }
@@ -757,7 +762,7 @@ static int cmd_run(int argc, char **argv) {
         /* bounded proof: DFS with the reduction, P = 1 and 20,000 runs a
          * scenario unless told otherwise */
         o.verify = true;
-        o.strategies = 4;
+        o.strategies = STRATEGIES_DFS;
         if (!o.por_given) o.por = true;
         if (!o.preemptions_given) o.preemptions = 1;
         if (!o.max_runs_given) o.max_runs = 20000;
@@ -805,7 +810,7 @@ static int cmd_run(int argc, char **argv) {
             continue;
         }
         t0 = last_note = scn_wall_seconds();
-        if (o.strategies == 4 && !o.native) {
+        if (o.strategies == STRATEGIES_DFS && !o.native) {
             /* bounded-exhaustive: one search, each run its next leaf */
             sched_dfs *d = sched_dfs_new(o.preemptions);
             if (!d) { rc = 2; break; }
@@ -872,19 +877,19 @@ static int cmd_run(int argc, char **argv) {
                        (unsigned long long)sched_dfs_pruned(d), (unsigned long long)sched_dfs_races(d));
             sched_dfs_free(d);
         }
-        for (st = 0; st < 2 && o.strategies != 4; st++) {
+        for (st = 0; st < SCHED_STRATEGY_DFS && o.strategies != STRATEGIES_DFS; st++) {
             options so = o;
-            if (!(o.strategies & (1 << st))) continue;
-            if (st == 1 && so.pct_steps == 0 && !so.native) so.pct_steps = pct_steps_for(s);
+            if (!(o.strategies & STRATEGY_BIT(st))) continue;
+            if (st == SCHED_STRATEGY_PCT && so.pct_steps == 0 && !so.native) so.pct_steps = pct_steps_for(s);
             for (k = 0; k < o.seeds && !stopped && !(o.max_failures && t.failures >= o.max_failures); k++) {
-                int r = run_one_seed(s, &so, st, o.first_seed + k, &t, &max_choice, NULL);
+                int r = run_one_seed(s, &so, (sched_strategy_kind)st, o.first_seed + k, &t, &max_choice, NULL);
                 if (r == 2) { rc = 2; break; }
                 /* a long run says how far it is (stderr: stdout stays a
                  * pure function of the seeds) */
                 if ((k & 63) == 63 && scn_wall_seconds() - last_note >= every) {
                     last_note = scn_wall_seconds();
                     fprintf(stderr, "tpheal-harness: %s: %s %llu of %llu seeds, %llu failures, %.0f s\n", s->path,
-                            strategy_name(st), (unsigned long long)(k + 1), (unsigned long long)o.seeds,
+                            strategy_name((sched_strategy_kind)st), (unsigned long long)(k + 1), (unsigned long long)o.seeds,
                             (unsigned long long)t.failures, last_note - t0);
                 }
                 if (r == 3) {
@@ -898,7 +903,7 @@ static int cmd_run(int argc, char **argv) {
             }
         }
         t.seconds = scn_wall_seconds() - t0;
-        bool unexercised = !o.native && !o.schedule && o.strategies != 4 && t.runs >= NOT_EXERCISED_MIN_RUNS &&
+        bool unexercised = !o.native && !o.schedule && o.strategies != STRATEGIES_DFS && t.runs >= NOT_EXERCISED_MIN_RUNS &&
                            t.distinct == 1;
         bool unreached = !o.verify && report_reach(s, &t, &o) && !o.native && !o.schedule && t.runs > 0;
         /* No `require`: nothing says the runs got where the scenario exists to go. */
@@ -990,13 +995,13 @@ static const char *replay_recipe_missing(const options *o) {
         return NULL;
     }
     if (!o->one_seed) return "replay needs --seed S (with its strategy) or --schedule STRING or --schedule-file PATH";
-    if (!o->strategy_given || o->strategies == 3)
+    if (!o->strategy_given || o->strategies == STRATEGIES_SEEDED)
         return "replay --seed S needs the run's strategy: --strategy random, or --strategy pct --depth D "
                "--pct-steps K (a failure report prints the whole command)";
-    if (o->strategies == 2 && (!o->depth_given || !o->pct_steps_given))
+    if (o->strategies == STRATEGY_BIT(SCHED_STRATEGY_PCT) && (!o->depth_given || !o->pct_steps_given))
         return "replay --seed S --strategy pct needs the run's --depth D and --pct-steps K "
                "(a failure report prints the whole command)";
-    if (o->strategies == 1 && (o->depth_given || o->pct_steps_given))
+    if (o->strategies == STRATEGY_BIT(SCHED_STRATEGY_RANDOM) && (o->depth_given || o->pct_steps_given))
         return "replay: --depth and --pct-steps are PCT's; a random walk has neither";
     return NULL;
 }
@@ -1025,7 +1030,7 @@ static int cmd_replay(int argc, char **argv) {
     else if (rc == 0) {
         memset(&ro, 0, sizeof ro);
         ro.seed = o.first_seed;
-        ro.strategy = o.strategies == 2 ? 1 : 0;
+        ro.strategy = o.strategies == STRATEGY_BIT(SCHED_STRATEGY_PCT) ? SCHED_STRATEGY_PCT : SCHED_STRATEGY_RANDOM;
         ro.depth = o.depth;
         ro.pct_steps = o.pct_steps;
         ro.schedule = o.schedule;

@@ -3,10 +3,10 @@
 
 const char *tph_err_name(tph_err e) {
     switch (e) {
-    case TPH_OK: return "TPH_OK";
-    case TPH_EINVAL: return "TPH_EINVAL";
-    case TPH_ENOMEM: return "TPH_ENOMEM";
-    case TPH_EBUSY: return "TPH_EBUSY";
+#define TPH_ERR_CASE_(name, value, meaning) \
+    case TPH_##name: return "TPH_" #name;
+        TPH_ERR_MAP(TPH_ERR_CASE_)
+#undef TPH_ERR_CASE_
     }
     return "TPH_E?";
 }

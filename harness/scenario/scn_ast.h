@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "scn_words.h"
+
 #define SCN_NAME_MAX 32
 /* Time in the scenario is virtual and counted in rt_now units (100 ns). */
 #define SCN_MS 10000ull
@@ -33,13 +35,9 @@ typedef struct scn_pool {
 } scn_pool;
 
 typedef enum scn_obj_kind {
-    SCN_OBJ_EVENT = 0,
-    SCN_OBJ_WORK,
-    SCN_OBJ_WAIT,
-    SCN_OBJ_TIMER,
-    SCN_OBJ_PERIODIC,
-    SCN_OBJ_IO,
-    SCN_OBJ_GROUP,
+#define SCN_OBJ_KIND_ENUM_(kind, word) SCN_OBJ_##kind,
+    SCN_OBJ_KIND_MAP(SCN_OBJ_KIND_ENUM_)
+#undef SCN_OBJ_KIND_ENUM_
     SCN_OBJ_KIND_COUNT
 } scn_obj_kind;
 
@@ -59,31 +57,11 @@ typedef struct scn_obj {
     int line;
 } scn_obj;
 
+/* What each operation calls in the core: docs/scenarios.md. */
 typedef enum scn_op_kind {
-    SCN_OP_CREATE = 0,
-    SCN_OP_SUBMIT,          /* work */
-    SCN_OP_ARM,             /* wait arm / timer set / periodic start / io start */
-    SCN_OP_SIGNAL,          /* event set */
-    SCN_OP_RESET,           /* event reset */
-    SCN_OP_DISARM,          /* wait disarm / timer disarm / periodic stop */
-    SCN_OP_TRY_CANCEL,      /* tph_wait_try_cancel_pending */
-    SCN_OP_CANCEL_UNTRACKED,/* tph_wait_try_cancel_pending_no_heal_tracking */
-    SCN_OP_CANCEL_PENDING,  /* work / timer cancel_pending */
-    SCN_OP_WAIT,            /* *_wait (drain) */
-    SCN_OP_STOP_AND_DRAIN,
-    SCN_OP_CLOSE,
-    SCN_OP_RELEASE,         /* group release: mode draining / cancelling / untracked */
-    SCN_OP_COMPLETE,        /* io: the sim completes one started operation */
-    SCN_OP_IO_CANCEL,       /* tph_io_cancel */
-    SCN_OP_RUN_DOWN,        /* tph_io_run_down */
-    SCN_OP_TICK,            /* tph_heal_tick */
-    SCN_OP_RETIRE_IDLE,     /* tph_heal_retire_idle */
-    SCN_OP_RETIRE_WORKERS,  /* sim: the pool's idle workers exit (the pool goes cold) */
-    SCN_OP_SLEEP,           /* virtual time */
-    SCN_OP_YIELD,           /* a bare scheduling point */
-    SCN_OP_REPEAT,          /* body repeated count times */
-    SCN_OP_ASSERT,          /* an expression checked when the thread gets there */
-    SCN_OP_AWAIT,           /* block until a trace point was recorded count times */
+#define SCN_OP_ENUM_(op, word, kinds) SCN_OP_##op,
+    SCN_OP_MAP(SCN_OP_ENUM_)
+#undef SCN_OP_ENUM_
     SCN_OP_KIND_COUNT
 } scn_op_kind;
 
@@ -110,15 +88,9 @@ typedef enum scn_term_kind {
 } scn_term_kind;
 
 typedef enum scn_field {
-    SCN_FIELD_EXISTS = 0,
-    SCN_FIELD_OBJECTS,
-    SCN_FIELD_LAST_CANCELLED,
-    SCN_FIELD_LAST_STARTED,
-    SCN_FIELD_LAST_SUBMITTED,
-    SCN_FIELD_OUTSTANDING,
-    SCN_FIELD_OVERDUE_EPISODES,
-    SCN_FIELD_REPAIRS_RUN,
-    SCN_FIELD_UNHEALED,
+#define SCN_FIELD_ENUM_(field, word) SCN_FIELD_##field,
+    SCN_FIELD_MAP(SCN_FIELD_ENUM_)
+#undef SCN_FIELD_ENUM_
     SCN_FIELD_COUNT
 } scn_field;
 
@@ -198,15 +170,9 @@ typedef struct scn_hold {
  * the healer make from then on.  The healer is the only creator of pools
  * after that point, so healer-start is pool-create under its usual name. */
 typedef enum scn_fault_kind {
-    SCN_FAULT_WORK_CREATE = 0, /* CreateThreadpoolWork (pool filter optional) */
-    SCN_FAULT_WAIT_CREATE,
-    SCN_FAULT_TIMER_CREATE,
-    SCN_FAULT_IO_CREATE,
-    SCN_FAULT_GROUP_CREATE,
-    SCN_FAULT_EVENT_CREATE,
-    SCN_FAULT_POOL_CREATE,
-    SCN_FAULT_HEALER_START,    /* = POOL_CREATE */
-    SCN_FAULT_ALLOC,           /* tph_os_alloc */
+#define SCN_FAULT_ENUM_(fault, word, site, takes_pool) SCN_FAULT_##fault,
+    SCN_FAULT_MAP(SCN_FAULT_ENUM_)
+#undef SCN_FAULT_ENUM_
     SCN_FAULT_KIND_COUNT
 } scn_fault_kind;
 
@@ -307,17 +273,42 @@ scn_scenario *scn_parse(const char *path, const char *text, size_t len, scn_erro
 scn_scenario *scn_parse_file(const char *path, scn_error *err);
 void scn_free(scn_scenario *);
 
-/* Names the language knows (tables in scn_names.c). */
+/* Names the language knows: lookups over the tables of scn_words.h
+ * (scn_names.c).  A _find returns -1 for a word not in its table. */
 size_t scn_trace_point_count(void);
 const char *scn_trace_point_name(int i);
 const char *scn_trace_point_target(int i);
 int scn_trace_point_find(const char *name);
 bool scn_trace_point_has_pool(int i); /* the record's `a` is a pool key */
+int scn_trace_point_b_unit(int i);    /* SCN_B_*; SCN_B_PLAIN for -1 */
 const char *scn_op_name(scn_op_kind);
+int scn_op_find(const char *word);    /* an op word or an alias */
 const char *scn_obj_kind_name(scn_obj_kind);
 const char *scn_field_name(scn_field);
 const char *scn_fault_name(scn_fault_kind);
+int scn_fault_find(const char *word);
+/* The fault kind that owns k's slot: the one named after the seam call k
+ * fails (healer-start -> pool-create).  Inline: the real pool's fault front
+ * (pool/win32_faults.c) is built into a core library without the parser. */
+static inline scn_fault_kind scn_fault_slot(scn_fault_kind k) {
+    switch (k) {
+#define SCN_FAULT_SLOT_CASE_(fault, word, site, takes_pool) \
+    case SCN_FAULT_##fault: return SCN_FAULT_##site;
+        SCN_FAULT_MAP(SCN_FAULT_SLOT_CASE_)
+#undef SCN_FAULT_SLOT_CASE_
+    default: return k;
+    }
+}
+bool scn_fault_takes_pool(scn_fault_kind k);
 /* What each operation applies to: a bit per scn_obj_kind (0 = no operand). */
 unsigned scn_op_operand_kinds(scn_op_kind);
+/* Result words (`=> EBUSY`), from the core's TPH_ERR_MAP: "ok" for TPH_OK,
+ * the error's name without TPH_ otherwise, "any" for SCN_RESULT_ANY. */
+const char *scn_result_name(int result);
+int scn_result_find(const char *word, int *result); /* 0 when not a result word */
+/* "ok, EINVAL, ENOMEM, EBUSY, any" into buf: the words, for messages. */
+void scn_result_words(char *buf, size_t size);
+/* Word equality as the language reads it: `-` and `_` are one letter. */
+bool scn_word_eq(const char *a, const char *b);
 
 #endif

@@ -99,7 +99,7 @@ static void run_seeds(const scn_scenario *s, uint64_t n, bench_tally *t) {
         scn_run_out r;
         memset(&ro, 0, sizeof ro);
         ro.seed = i;
-        ro.strategy = (int)(i & 1); /* random and PCT alternately */
+        ro.strategy = (i & 1) ? SCHED_STRATEGY_PCT : SCHED_STRATEGY_RANDOM; /* alternately */
         ro.depth = 3;
         ro.tail_on_failure = true;
         if (scn_run(s, &ro, &r) == 0) {
@@ -125,7 +125,7 @@ static uint64_t run_dfs(const scn_scenario *s, uint64_t n, unsigned bound, bench
         scn_run_opts ro;
         scn_run_out r;
         memset(&ro, 0, sizeof ro);
-        ro.strategy = 2;
+        ro.strategy = SCHED_STRATEGY_DFS;
         ro.dfs = d;
         ro.tail_on_failure = true;
         if (scn_run(s, &ro, &r) == 0) {

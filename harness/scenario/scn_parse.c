@@ -83,13 +83,7 @@ static const scn_tok *peek(parser *p) { return at_end(p) ? NULL : &p->ln->tok[p-
 
 /* Keywords compare with '-' and '_' as the same letter: `retire-idle` is
  * `retire_idle`, so nobody has to remember which one a word uses. */
-static bool kw_eq(const char *a, const char *b) {
-    for (; *a && *b; a++, b++) {
-        char x = (*a == '-') ? '_' : *a, y = (*b == '-') ? '_' : *b;
-        if (x != y) return false;
-    }
-    return *a == *b;
-}
+static bool kw_eq(const char *a, const char *b) { return scn_word_eq(a, b); }
 
 /* The words that open a top-level statement. */
 static const char *const STATEMENT_WORDS[] = {"pool", "event", "work", "wait", "timer", "periodic", "io",
@@ -508,15 +502,10 @@ static bool parse_hold(parser *p) {
     return true;
 }
 
-static bool fault_takes_pool(scn_fault_kind k) {
-    return k == SCN_FAULT_WORK_CREATE || k == SCN_FAULT_WAIT_CREATE || k == SCN_FAULT_TIMER_CREATE ||
-           k == SCN_FAULT_IO_CREATE;
-}
+static bool fault_takes_pool(scn_fault_kind k) { return scn_fault_takes_pool(k); }
 
-/* healer-start and pool-create arm the same sim fault: one per kind. */
-static scn_fault_kind fault_slot(scn_fault_kind k) {
-    return k == SCN_FAULT_HEALER_START ? SCN_FAULT_POOL_CREATE : k;
-}
+/* healer-start and pool-create arm the same seam fault: one per slot. */
+static scn_fault_kind fault_slot(scn_fault_kind k) { return scn_fault_slot(k); }
 
 static bool parse_fault(parser *p) {
     scn_scenario *s = p->s;
@@ -529,9 +518,7 @@ static bool parse_fault(parser *p) {
     f.nth = 1;
     f.line = p->ln->line;
     if (!take_word(p, "a fault kind (tpheal-harness list shows them)", &t)) return false;
-    for (k = 0; k < SCN_FAULT_KIND_COUNT; k++)
-        if (kw_eq(t->text, scn_fault_name((scn_fault_kind)k))) break;
-    if (k == SCN_FAULT_KIND_COUNT)
+    if ((k = scn_fault_find(t->text)) < 0)
         return error_tok(p, p->pos - 1, "unknown fault '%s' (tpheal-harness list shows them)", t->text);
     f.kind = (scn_fault_kind)k;
     for (i = 0; i < s->nfaults; i++)
@@ -839,10 +826,9 @@ static bool parse_require(parser *p) {
         const scn_tok *t = NULL;
         r.kind = SCN_REQ_FAULT;
         if (!take_word(p, "a fault kind", &t)) return false;
-        for (i = 0; i < SCN_FAULT_KIND_COUNT; i++)
-            if (kw_eq(t->text, scn_fault_name((scn_fault_kind)i))) break;
-        if (i == SCN_FAULT_KIND_COUNT) return error_tok(p, p->pos - 1, "unknown fault '%s'", t->text);
-        r.fault = (scn_fault_kind)i;
+        int fk = scn_fault_find(t->text);
+        if (fk < 0) return error_tok(p, p->pos - 1, "unknown fault '%s'", t->text);
+        r.fault = (scn_fault_kind)fk;
         for (k = 0; k < s->nfaults && fault_slot(s->faults[k].kind) != fault_slot(r.fault); k++) continue;
         if (k == s->nfaults)
             return error_tok(p, p->pos - 1, "no %s fault is declared above", scn_fault_name(r.fault));
@@ -867,40 +853,7 @@ static bool parse_require(parser *p) {
 
 /* ---- operations ------------------------------------------------------------ */
 
-static const struct { const char *word; scn_op_kind kind; } op_words[] = {
-    {"create", SCN_OP_CREATE},
-    {"submit", SCN_OP_SUBMIT},
-    {"arm", SCN_OP_ARM},
-    {"start", SCN_OP_ARM},
-    {"signal", SCN_OP_SIGNAL},
-    {"reset", SCN_OP_RESET},
-    {"disarm", SCN_OP_DISARM},
-    {"try_cancel_pending", SCN_OP_TRY_CANCEL},
-    {"cancel_untracked", SCN_OP_CANCEL_UNTRACKED},
-    {"cancel_pending", SCN_OP_CANCEL_PENDING},
-    {"wait", SCN_OP_WAIT},
-    {"stop_and_drain", SCN_OP_STOP_AND_DRAIN},
-    {"close", SCN_OP_CLOSE},
-    {"release", SCN_OP_RELEASE},
-    {"complete", SCN_OP_COMPLETE},
-    {"io_cancel", SCN_OP_IO_CANCEL},
-    {"run_down", SCN_OP_RUN_DOWN},
-    {"tick", SCN_OP_TICK},
-    {"retire_idle", SCN_OP_RETIRE_IDLE},
-    {"retire_workers", SCN_OP_RETIRE_WORKERS},
-    {"sleep", SCN_OP_SLEEP},
-    {"yield", SCN_OP_YIELD},
-    {"repeat", SCN_OP_REPEAT},
-    {"assert", SCN_OP_ASSERT},
-    {"await", SCN_OP_AWAIT},
-};
-
-static int lookup_op(const char *w) {
-    size_t i;
-    for (i = 0; i < sizeof op_words / sizeof op_words[0]; i++)
-        if (kw_eq(w, op_words[i].word)) return (int)op_words[i].kind;
-    return -1;
-}
+static int lookup_op(const char *w) { return scn_op_find(w); }
 
 static const char *kinds_text(unsigned mask) {
     static char buf[96];
@@ -918,13 +871,12 @@ static const char *kinds_text(unsigned mask) {
 
 static bool parse_result(parser *p, int *expect) {
     const scn_tok *t = NULL;
-    if (!take_word(p, "a result (ok, EINVAL, ENOMEM, EBUSY, any)", &t)) return false;
-    if (kw_eq(t->text, "ok")) *expect = 0;
-    else if (strcmp(t->text, "EINVAL") == 0) *expect = 1;
-    else if (strcmp(t->text, "ENOMEM") == 0) *expect = 2;
-    else if (strcmp(t->text, "EBUSY") == 0) *expect = 3;
-    else if (kw_eq(t->text, "any")) *expect = SCN_RESULT_ANY;
-    else return error_tok(p, p->pos - 1, "unknown result '%s' (ok, EINVAL, ENOMEM, EBUSY, any)", t->text);
+    char words[96], what[128];
+    scn_result_words(words, sizeof words);
+    snprintf(what, sizeof what, "a result (%s)", words);
+    if (!take_word(p, what, &t)) return false;
+    if (!scn_result_find(t->text, expect))
+        return error_tok(p, p->pos - 1, "unknown result '%s' (%s)", t->text, words);
     return true;
 }
 

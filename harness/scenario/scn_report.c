@@ -28,8 +28,8 @@ void scn_shell_word(scn_text *t, const char *w) {
 void scn_replay_by_seed(scn_text *t, const char *exe, const scn_run_opts *ro, const char *path) {
     scn_shell_word(t, exe);
     scn_text_printf(t, " replay --seed %llu --strategy %s", (unsigned long long)ro->seed,
-                    ro->strategy ? "pct" : "random");
-    if (ro->strategy)
+                    sched_strategy_name(ro->strategy));
+    if (ro->strategy == SCHED_STRATEGY_PCT)
         scn_text_printf(t, " --depth %u --pct-steps %llu", ro->depth, (unsigned long long)ro->pct_steps);
     scn_text_printf(t, " ");
     scn_shell_word(t, path);
@@ -52,8 +52,8 @@ void scn_replay_by_schedule(scn_text *t, const char *exe, const char *schedule, 
 bool scn_replay_command(scn_text *t, const char *exe, const scn_run_opts *ro, const scn_run_out *r,
                         const char *path) {
     if (ro->schedule) scn_replay_by_schedule(t, exe, ro->schedule, NULL, path);
-    else if (ro->strategy == 2 && r->schedule) scn_replay_by_schedule(t, exe, r->schedule, NULL, path);
-    else if (!ro->native && ro->strategy != 2) scn_replay_by_seed(t, exe, ro, path);
+    else if (ro->strategy == SCHED_STRATEGY_DFS && r->schedule) scn_replay_by_schedule(t, exe, r->schedule, NULL, path);
+    else if (!ro->native && ro->strategy != SCHED_STRATEGY_DFS) scn_replay_by_seed(t, exe, ro, path);
     else return false;
     return true;
 }
@@ -85,10 +85,10 @@ void scn_report_print(FILE *out, const scn_scenario *s, const scn_run_opts *ro, 
                 (unsigned long long)ro->seed);
     else if (ro->schedule)
         fprintf(out, "  replayed from a schedule string\n");
-    else if (ro->strategy == 2)
+    else if (ro->strategy == SCHED_STRATEGY_DFS)
         fprintf(out, "  dfs run %llu of the search (bounded-exhaustive: it replays by its schedule)\n",
                 (unsigned long long)ro->seed);
-    else if (ro->strategy)
+    else if (ro->strategy == SCHED_STRATEGY_PCT)
         fprintf(out, "  seed: %llu  strategy: pct depth %u steps %llu\n", (unsigned long long)ro->seed, ro->depth,
                 (unsigned long long)ro->pct_steps);
     else
@@ -127,7 +127,7 @@ void scn_report_print(FILE *out, const scn_scenario *s, const scn_run_opts *ro, 
         scn_shell_word(&cmd, s->path);
         print_cmd(out, "look for a deterministic reproduction on the model", &cmd);
     }
-    if (!ro->native && !ro->schedule && ro->strategy != 2) {
+    if (!ro->native && !ro->schedule && ro->strategy != SCHED_STRATEGY_DFS) {
         scn_replay_by_seed(&cmd, c->exe, ro, s->path);
         print_cmd(out, "replay by seed", &cmd);
     }

@@ -129,15 +129,6 @@ static void failf(const char *fmt, ...) {
     rt_lock_release(&R.lock);
 }
 
-static const char *err_name(int e) {
-    switch (e) {
-    case 0: return "ok";
-    case 1: return "EINVAL";
-    case 2: return "ENOMEM";
-    case 3: return "EBUSY";
-    default: return "any";
-    }
-}
 
 /* ---- trace hook: counts, the tail, holds ---------------------------------- */
 
@@ -658,8 +649,8 @@ static int exec_op(exec_ctx *c, const scn_op *op) {
     }
     if (has_result && op->expect != SCN_RESULT_ANY && (int)e != op->expect)
         failf("line %d: %s: `%s%s%s` returned %s, expected %s", op->line, c->who, scn_op_name(op->kind),
-              op->obj >= 0 ? " " : "", op->obj >= 0 ? R.s->objs[op->obj].name : "", err_name((int)e),
-              err_name(op->expect));
+              op->obj >= 0 ? " " : "", op->obj >= 0 ? R.s->objs[op->obj].name : "", scn_result_name((int)e),
+              scn_result_name(op->expect));
     return 0;
 }
 
@@ -735,7 +726,7 @@ static bool setup(void) {
         e = create_obj((int)i);
         if (e != TPH_OK) {
             failf("line %d: %s %s could not be created (%s)", s->objs[i].line,
-                  scn_obj_kind_name(s->objs[i].kind), s->objs[i].name, err_name((int)e));
+                  scn_obj_kind_name(s->objs[i].kind), s->objs[i].name, scn_result_name((int)e));
             return false;
         }
     }
@@ -963,11 +954,7 @@ static void scenario_main(void *arg) {
 /* One record as the reports print it: its number in the run's trace, the
  * virtual time in ms, the thread's name, the event, the scenario's name for
  * the pool or object it concerns, and b -- in ms where it is a time. */
-static bool b_is_time(const char *ev) {
-    /* clock stamps and waits in 100 ns units (core/src/registry.c, healer.c) */
-    return strcmp(ev, "cancelled") == 0 || strcmp(ev, "cancel-clock-read") == 0 ||
-           strcmp(ev, "submit-clock-read") == 0 || strcmp(ev, "repair-in-flight") == 0;
-}
+static int b_unit(const char *ev) { return scn_trace_point_b_unit(scn_trace_point_find(ev)); }
 
 static void format_rec(scn_text *t, uint64_t n, const tail_rec *r) {
     size_t i;
@@ -980,13 +967,14 @@ static void format_rec(scn_text *t, uint64_t n, const tail_rec *r) {
     if (r->pool >= 0) scn_text_printf(t, " pool=%s", R.s->pools[r->pool].name);
     else if (obj) scn_text_printf(t, " obj=%s", obj);
     else if (r->a) scn_text_printf(t, " a=%llu", (unsigned long long)r->a);
-    if (strcmp(r->event, "SetThreadpoolTimer") == 0 && r->b) {
+    int unit = b_unit(r->event);
+    if (unit == SCN_B_DUE && r->b) {
         /* a FILETIME due time: negative = relative */
         int64_t d = (int64_t)r->b;
         uint64_t m = d < 0 ? (uint64_t)0 - r->b : r->b;
         scn_text_printf(t, " due=%s%llu.%04llums%s", d < 0 ? "+" : "", (unsigned long long)(m / SCN_MS),
                         (unsigned long long)(m % SCN_MS), d < 0 ? " (relative)" : " (absolute)");
-    } else if (b_is_time(r->event)) {
+    } else if (unit == SCN_B_TIME) {
         scn_text_printf(t, " b=%llu.%04llums", (unsigned long long)(r->b / SCN_MS),
                         (unsigned long long)(r->b % SCN_MS));
     } else if (r->b) {
@@ -1101,7 +1089,7 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
         sched_result sr;
         sched_options_default(&so);
         so.seed = o->seed;
-        so.strategy = o->strategy == 2 ? SCHED_STRATEGY_DFS : o->strategy ? SCHED_STRATEGY_PCT : SCHED_STRATEGY_RANDOM;
+        so.strategy = o->strategy;
         so.dfs = o->dfs;
         if (o->depth) so.pct_depth = o->depth;
         so.pct_steps = o->pct_steps;

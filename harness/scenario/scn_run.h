@@ -7,17 +7,18 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "rt_sched.h"
 #include "scn_ast.h"
 
 struct sched_dfs;
 
 typedef struct scn_run_opts {
     uint64_t seed;
-    int strategy;        /* 0 random, 1 pct, 2 dfs (sched_strategy_kind) */
+    sched_strategy_kind strategy;
     unsigned depth;      /* PCT depth */
     uint64_t pct_steps;  /* PCT k (0 = the scheduler's default) */
     const char *schedule;/* replay string, or NULL */
-    struct sched_dfs *dfs;/* strategy 2: the search this run is the next leaf of */
+    struct sched_dfs *dfs;/* SCHED_STRATEGY_DFS: the search this run is the next leaf of */
     bool native;         /* free-running mode on OS threads */
     bool tail_on_failure;/* leave trace_tail NULL on a passing run: formatting the
                             last 40 records was 68% of a passing bench run's

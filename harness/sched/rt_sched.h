@@ -27,12 +27,26 @@
 
 #include "rt.h"
 
+/* X(KIND, name) -- the strategies, written once: the enum, the strategy
+ * objects (sched_strategy_<name>), sched_strategy_name and the CLI's
+ * `--strategy` words read it.
+ *   random  uniform random walk over the runnable threads
+ *   pct     Burckhardt et al. ASPLOS 2010, depth pct_depth
+ *   dfs     bounded-exhaustive: the next run of a sched_dfs search
+ *           (sched_dfs.h); needs sched_options.dfs */
+#define SCHED_STRATEGY_MAP(X) X(RANDOM, random) X(PCT, pct) X(DFS, dfs)
+
 typedef enum sched_strategy_kind {
-    SCHED_STRATEGY_RANDOM = 0, /* uniform random walk over the runnable threads */
-    SCHED_STRATEGY_PCT = 1,    /* Burckhardt et al. ASPLOS 2010, depth pct_depth */
-    SCHED_STRATEGY_DFS = 2     /* bounded-exhaustive: the next run of a sched_dfs search
-                                  (sched_dfs.h); needs sched_options.dfs */
+#define SCHED_STRATEGY_ENUM_(kind, name) SCHED_STRATEGY_##kind,
+    SCHED_STRATEGY_MAP(SCHED_STRATEGY_ENUM_)
+#undef SCHED_STRATEGY_ENUM_
+    SCHED_STRATEGY_COUNT
 } sched_strategy_kind;
+
+/* "random", "pct", "dfs"; "?" outside the map. */
+const char *sched_strategy_name(sched_strategy_kind);
+/* The strategy called `name`, or -1. */
+int sched_strategy_find(const char *name);
 
 struct sched_dfs;
 

@@ -1,5 +1,7 @@
 /* Uniform random walk: at each choice point every runnable thread is
  * equally likely.  O(1): one bounded pcg32 draw indexes the runnable array. */
+#include <string.h>
+
 #include "sched_internal.h"
 
 static void random_run_start(sched *s) { (void)s; }
@@ -12,9 +14,29 @@ const sched_strategy sched_strategy_random = {"random", random_run_start, random
 
 const sched_strategy *sched_strategy_for(sched_strategy_kind kind) {
     switch (kind) {
-    case SCHED_STRATEGY_PCT: return &sched_strategy_pct;
-    case SCHED_STRATEGY_DFS: return &sched_strategy_dfs;
-    case SCHED_STRATEGY_RANDOM: break;
+#define SCHED_STRATEGY_FOR_(k, name) \
+    case SCHED_STRATEGY_##k: return &sched_strategy_##name;
+        SCHED_STRATEGY_MAP(SCHED_STRATEGY_FOR_)
+#undef SCHED_STRATEGY_FOR_
+    case SCHED_STRATEGY_COUNT: break;
     }
     return &sched_strategy_random;
+}
+
+const char *sched_strategy_name(sched_strategy_kind kind) {
+    switch (kind) {
+#define SCHED_STRATEGY_NAME_(k, name) \
+    case SCHED_STRATEGY_##k: return #name;
+        SCHED_STRATEGY_MAP(SCHED_STRATEGY_NAME_)
+#undef SCHED_STRATEGY_NAME_
+    case SCHED_STRATEGY_COUNT: break;
+    }
+    return "?";
+}
+
+int sched_strategy_find(const char *name) {
+    int k;
+    for (k = 0; k < SCHED_STRATEGY_COUNT; k++)
+        if (strcmp(name, sched_strategy_name((sched_strategy_kind)k)) == 0) return k;
+    return -1;
 }

@@ -82,15 +82,23 @@ void sim_set_stall(tph_os_pool *pool, sim_stall);
 void sim_set_private_stall(sim_stall);
 
 /* ---- fault injection ------------------------------------------------------- */
+/* X(SITE, "name", what fails) -- the seam's failure sites the model can
+ * inject, written once: the enum, sim_fault_kind_name and the scenario
+ * language's faults (SCN_FAULT_MAP names its site by these) read it. */
+#define SIM_FAULT_SITE_MAP(X)                                                               \
+    X(ALLOC, "alloc", "tph_os_alloc returns NULL")                                          \
+    X(POOL_CREATE, "pool-create", "tph_os_pool_create returns NULL")                        \
+    X(WORK_CREATE, "work-create", "tph_os_work_create; optionally only for one pool key")   \
+    X(WAIT_CREATE, "wait-create", "tph_os_wait_create; optionally for one pool key")        \
+    X(TIMER_CREATE, "timer-create", "tph_os_timer_create; optionally for one pool key")     \
+    X(IO_CREATE, "io-create", "tph_os_io_create; optionally for one pool key")              \
+    X(GROUP_CREATE, "group-create", "tph_os_group_create returns NULL")                     \
+    X(EVENT_CREATE, "event-create", "tph_os_event_create returns NULL")
+
 typedef enum sim_fault_kind {
-    SIM_FAULT_ALLOC = 0,    /* tph_os_alloc returns NULL */
-    SIM_FAULT_POOL_CREATE,  /* tph_os_pool_create returns NULL */
-    SIM_FAULT_WORK_CREATE,  /* optionally only for one pool key */
-    SIM_FAULT_WAIT_CREATE,
-    SIM_FAULT_TIMER_CREATE,
-    SIM_FAULT_IO_CREATE,
-    SIM_FAULT_GROUP_CREATE,
-    SIM_FAULT_EVENT_CREATE,
+#define SIM_FAULT_ENUM_(site, name, what) SIM_FAULT_##site,
+    SIM_FAULT_SITE_MAP(SIM_FAULT_ENUM_)
+#undef SIM_FAULT_ENUM_
     SIM_FAULT_KIND_COUNT
 } sim_fault_kind;
 

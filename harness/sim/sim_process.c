@@ -278,8 +278,10 @@ const char *sim_object_kind_name(sim_object_kind k) {
 /* ---- faults ---------------------------------------------------------------- */
 const char *sim_fault_kind_name(sim_fault_kind k) {
     static const char *const names[SIM_FAULT_KIND_COUNT] = {
-        "alloc", "pool-create", "work-create", "wait-create", "timer-create", "io-create", "group-create",
-        "event-create"};
+#define SIM_FAULT_NAME_(site, name, what) name,
+        SIM_FAULT_SITE_MAP(SIM_FAULT_NAME_)
+#undef SIM_FAULT_NAME_
+    };
     return (unsigned)k < SIM_FAULT_KIND_COUNT ? names[k] : "?";
 }
 

@@ -52,17 +52,14 @@ void scn_pool_set_start_delay(const void *pool_os, uint64_t delay) {
     sim_pool_set_start_delay((tph_os_pool *)(uintptr_t)pool_os, delay);
 }
 
+/* A scenario fault arms the seam site its SCN_FAULT_MAP row names. */
 static sim_fault_kind sim_kind_of(scn_fault_kind k) {
     switch (k) {
-    case SCN_FAULT_WORK_CREATE: return SIM_FAULT_WORK_CREATE;
-    case SCN_FAULT_WAIT_CREATE: return SIM_FAULT_WAIT_CREATE;
-    case SCN_FAULT_TIMER_CREATE: return SIM_FAULT_TIMER_CREATE;
-    case SCN_FAULT_IO_CREATE: return SIM_FAULT_IO_CREATE;
-    case SCN_FAULT_GROUP_CREATE: return SIM_FAULT_GROUP_CREATE;
-    case SCN_FAULT_EVENT_CREATE: return SIM_FAULT_EVENT_CREATE;
-    case SCN_FAULT_POOL_CREATE:
-    case SCN_FAULT_HEALER_START: return SIM_FAULT_POOL_CREATE;
-    case SCN_FAULT_ALLOC: default: return SIM_FAULT_ALLOC;
+#define SCN_FAULT_SITE_CASE_(fault, word, site, takes_pool) \
+    case SCN_FAULT_##fault: return SIM_FAULT_##site;
+        SCN_FAULT_MAP(SCN_FAULT_SITE_CASE_)
+#undef SCN_FAULT_SITE_CASE_
+    default: return SIM_FAULT_ALLOC;
     }
 }
 

@@ -38,7 +38,7 @@ static fault_slot slots[SCN_FAULT_KIND_COUNT];
 
 /* The healer's start is its pool's creation (scn_ast.h). */
 static scn_fault_kind slot_of(scn_fault_kind kind) {
-    return kind == SCN_FAULT_HEALER_START ? SCN_FAULT_POOL_CREATE : kind;
+    return scn_fault_slot(kind);
 }
 
 void win32_fault_arm(scn_fault_kind kind, uint32_t nth, bool onward, bool match_pool, const void *pool) {
