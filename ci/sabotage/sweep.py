@@ -402,7 +402,7 @@ def parse_harness_json(rc, output):
 # Words that say nothing about which rule a test holds.
 STOPWORDS = frozenset("""
 the and for with from into that this when which what where while than then its not but are was
-has have had does did can cannot must may any all each every one two only also own same other
+has have had does did can cannot must may any all each every one two only also own
 test tests unit asan pytest scenario scn core src harness lib ci py
 """.split())
 
