@@ -43,14 +43,15 @@ FOREIGN = {
     "sabotages": [
         # only the pytest layer (ci/test_cli.py) sees this one
         {"name": "version-string-wrong", "file": "harness/main.c", "find": ['#define FX_VERSION "1.2.0"'],
-         "replace": ['#define FX_VERSION "1.2"'], "why": "the version line names the release"},
+         "replace": ['#define FX_VERSION "1.2"'], "expect": "caught",
+         "why": "the version line names the release"},
         # unit:test_add, asan:test_add and pytest:ci/test_cli.py all fail; the
         # entry is about the CLI, so the CLI's test is credited
         {"name": "cli-sum-printed", "file": "lib/lib.c", "find": ["    return a + b;"],
          "replace": ["    return a - b;"], "expect": "caught", "why": "the CLI prints the sum of its operands"},
         # nothing tests it: a survivor, measured, not a broken declaration
         {"name": "unused-doubling", "file": "lib/lib.c", "find": ["    return x * 2;"],
-         "replace": ["    return x * 3;"], "why": "nothing tests it"},
+         "replace": ["    return x * 3;"], "expect": "caught", "why": "nothing tests it"},
         # a declared kind is judged
         {"name": "seed-check", "file": "lib/lib.c", "find": ["    return seed < 1000000u;"],
          "replace": ["    return seed % 10u != 7u;"], "expect": "caught", "failure": "oracle",
@@ -160,7 +161,7 @@ def test_pytest_keys_tune_the_layer(fx, work, tmp_path):
 def test_an_entry_that_declares_nothing_is_measured_not_judged(run):
     r = run["res"]["unused-doubling"]
     assert (r["outcome"], r["ok"], r["judged"]) == ("survived", None, False), r
-    c = run["res"]["cli-sum-printed"]  # `expect: caught` alone declares nothing either
+    c = run["res"]["cli-sum-printed"]  # `expect: caught` alone declares nothing
     assert (c["outcome"], c["ok"], c["judged"]) == ("caught", None, False), c
     s = run["res"]["seed-check"]  # a declared kind is judged
     assert (s["outcome"], s["ok"], s["judged"], s["kind"]) == ("caught", True, True, "oracle"), s
@@ -193,9 +194,26 @@ def test_fail_under(fx, work, run, pct, rc):
     assert rep["config"]["failUnder"] == float(pct)
 
 
+def test_an_entry_without_expect_is_a_defect_to_measure(fx, work, tmp_path):
+    """No `expect` at all (as a foreign manifest may write it): a defect,
+    judged caught or survived, not a manifest error."""
+    data = dict(FOREIGN, sabotages=[{k: v for k, v in e.items() if k != "expect"}
+                                    for e in FOREIGN["sabotages"][2:3]])
+    m = write(tmp_path / "m.json", data)
+    p = subprocess.run([PY, str(SWEEP), "--manifest", str(m), "--checkout", str(fx), "--check"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr
+    rc, out, err = sweep(fx, work, tmp_path / "out", m)
+    _, res, _ = read(tmp_path / "out")
+    r = res["unused-doubling"]
+    assert (r["outcome"], r["ok"], r["judged"], r["role"]) == ("survived", None, False, "defect"), r
+    assert rc == 0 and SUMMARY_RE.search(out).groups() == ("0", "1", "0.0"), out + err
+
+
 @pytest.mark.parametrize("bad", ["101", "-1", "abc", "nan", ""])
-def test_fail_under_out_of_range_is_a_usage_error(run, bad):
-    p = subprocess.run([PY, str(SWEEP), "--manifest", str(run["manifest"]), "--fail-under", bad, "--check"],
+def test_fail_under_out_of_range_is_a_usage_error(tmp_path, bad):
+    m = write(tmp_path / "m.json", FOREIGN)
+    p = subprocess.run([PY, str(SWEEP), "--manifest", str(m), "--fail-under", bad, "--check"],
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 2, p.stdout + p.stderr
     assert "usage:" in p.stderr and "--fail-under" in p.stderr and "0 to 100" in p.stderr, p.stderr
@@ -264,18 +282,23 @@ def test_ignore_red_fallback_does_not_cache_a_red_baseline(tmp_path):
     spin = tree / "tests" / "test_spin.c"
     # an uncommitted break of a fallback catcher: red unpatched
     spin.write_text(spin.read_text().replace("return fx_count(10) == 10 ? 0 : 1;", "return 1;"))
-    data = dict(FOREIGN, fallbackSanitizer=False, sabotages=[FOREIGN["sabotages"][2]])
+    # a control: the sweep exits 0 exactly when nothing in the fallback set
+    # (test_spin left out) fails
+    data = dict(FOREIGN, fallbackSanitizer=False, sabotages=[FOREIGN["sabotages"][4]])
     m = write(tmp_path / "m.json", data)
-    for i in range(2):
+    reps = []
+    for i in range(2):  # the second run finds the first one's cache
         rc, out, err = sweep(tree, tmp_path / "w", tmp_path / f"o{i}", m, "--ignore-red-fallback")
         assert rc == 0, out + err
         assert "baseline: unit:test_spin fails unpatched" in out and "--ignore-red-fallback" in out, out
         rep, res, _ = read(tmp_path / f"o{i}")
-        assert "unit:test_spin" not in res["unused-doubling"]["ran"], res
-        assert res["unused-doubling"]["outcome"] == "survived", res
-        assert {"catcher": "unit:test_spin", "reason": "fails unpatched (--ignore-red-fallback)"} \
-            in rep["config"]["fallback"]["leftOut"], rep["config"]["fallback"]
+        assert "unit:test_spin" not in res["control-commutes"]["ran"], res
+        assert res["control-commutes"]["outcome"] == "survived", res
+        reps.append(rep)
     # without the flag the same tree is a red baseline, not a cached green one
     rc, out, err = sweep(tree, tmp_path / "w", tmp_path / "o2", m)
     assert rc == 2 and "unit:test_spin fails unpatched" in err, out + err
     assert "reused the cached green run" not in out, out
+    for rep in reps:
+        assert {"catcher": "unit:test_spin", "reason": "fails unpatched (--ignore-red-fallback)"} \
+            in rep["config"]["fallback"]["leftOut"], rep["config"]["fallback"]

@@ -869,7 +869,8 @@ class Sweep:
         self.write_baseline_cache(cache_key)
         self.order_full_set()
         total = sum(self.baseline.values())
-        self.say(f"baseline: green, {len(todo)} runs, {total:.1f} s of catcher time")
+        self.say(f"baseline: green, {len(todo) - len(red_keys)} runs, {total:.1f} s of catcher time"
+                 + (f" ({len(red_keys)} red left out)" if red_keys else ""))
 
     def pytest_layer(self, files):
         """(the pytest files the fallback runs, [{catcher, reason}] of those
