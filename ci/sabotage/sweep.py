@@ -81,6 +81,8 @@ DEFAULTS = {
                                "ci/sabotage, not the patched tree, at minutes an entry",
         "ci/test_mutants.py": "runs the mutant runner on its fixture project: it judges ci/sabotage, "
                               "not the patched tree",
+        "ci/test_sweep_foreign.py": "runs this sweep on its fixture project: it judges ci/sabotage, "
+                                    "not the patched tree",
         "ci/test_stress.py": "20 s real-time passes on the default, ASan and TSan builds; the copies "
                              "have no TSan build (`make stress` is that job)",
         "ci/test_races.py": "needs the TSan build ($TPHEAL_BUILD_DIR/tsan), which the copies lack; "
