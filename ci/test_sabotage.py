@@ -121,7 +121,9 @@ def test_fallback_stops_at_the_first_catcher(fx_run):
     r = fx_run["results"]["by-other"]
     assert [c["catcher"] for c in r["catchers"]] == ["unit:test_add"], r
     # the named catcher, then the fallback set: its own test first, then cheapest
-    assert r["ran"] == ["scenario:basic.scn", "scenario:other.scn", "unit:test_add"], r
+    # (the cheap ones tie on baseline time, so only those places are fixed)
+    assert r["ran"][:2] == ["scenario:basic.scn", "scenario:other.scn"], r
+    assert r["ran"][-1] == "unit:test_add" and not any(x.startswith(("asan:", "pytest:")) for x in r["ran"]), r
 
 
 def test_fallback_is_the_suite(fx_run):
