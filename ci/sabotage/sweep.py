@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import difflib
+import functools
 import hashlib
 import json
 import os
@@ -113,6 +114,7 @@ CONFIG_TYPES = {"cmakeArgs": list, "harnessTarget": str, "harnessTargets": list,
 CAUGHT_OUTCOMES = ("caught", "caught-by-other", "wrong-kind", "timeout")
 
 
+@functools.lru_cache(maxsize=None)
 def pytest_python():
     """The interpreter for {python}: this one when it has pytest, else the
     system one (`python3` on PATH may lack it; the Makefile uses /usr/bin)."""
