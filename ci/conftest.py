@@ -85,3 +85,9 @@ def committed_copy(source: pathlib.Path, dest: pathlib.Path) -> pathlib.Path:
     git(dest, "add", "-A")
     git(dest, "-c", "user.email=fixture@test", "-c", "user.name=fixture", "commit", "-qm", "fixture")
     return dest
+
+
+# The sabotage fixture project's own pytest files (its "pytest layer", run by
+# the sweep inside the fixture's copies, against the fixture's build) are not
+# tests of this tree.
+collect_ignore_glob = ["sabotage/tests_fixture/*"]

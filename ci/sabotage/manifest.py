@@ -20,7 +20,8 @@ KINDS = ("assertion", "oracle", "deadlock", "livelock", "misuse", "memory-error"
 ENTRY_KEYS = {"name", "file", "find", "replace", "expect", "why", "buildError",
               "timeoutSeconds", "caughtBy", "failure"}
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-CATCHER_RE = re.compile(r"^(unit|asan|scenario):([A-Za-z0-9_.\-/]+)$")
+CATCHER_RE = re.compile(r"^(unit|asan|scenario|pytest):([A-Za-z0-9_.\-/]+)$")
+CATCHER_KINDS = ("unit", "asan", "scenario", "pytest")
 
 
 class ManifestError(Exception):
@@ -99,8 +100,8 @@ def line_col(text, offset):
 
 @dataclass
 class Catcher:
-    kind: str                 # "unit" or "scenario"
-    name: str                 # executable name or scenario file name
+    kind: str                 # "unit", "asan", "scenario" or "pytest"
+    name: str                 # executable, scenario file, or pytest file (ci/test_x.py)
     seeds: int | None = None
     strategy: str | None = None
     args: list = field(default_factory=list)
@@ -126,6 +127,19 @@ class Entry:
     failure: str | None
     line: int
 
+    @property
+    def declared(self):
+        """Whether the entry declares what must happen, so that the sweep can
+        judge it: a control, a build check, named catchers or a failure kind.
+        A plain defect (no `caughtBy`, no `failure`, `expect` absent or
+        `caught`) is a measurement: caught or survived, neither is wrong."""
+        return self.expect != "caught" or bool(self.caught_by) or self.failure is not None
+
+    @property
+    def role(self):
+        """defect, control (expected to survive) or build-check."""
+        return {"survives": "control", "refused-by-build": "build-check"}.get(self.expect, "defect")
+
     def diff(self):
         import difflib
         return "".join(difflib.unified_diff(
@@ -147,15 +161,15 @@ def _catcher(spec, where, problems):
         m = CATCHER_RE.match(spec)
         if not m:
             problems.append(f"{where}: catcher '{spec}' is not 'unit:<executable>', "
-                            f"'asan:<executable>' or 'scenario:<file.scn>'")
+                            f"'asan:<executable>', 'scenario:<file.scn>' or 'pytest:<file.py>'")
             return None
         c = Catcher(m.group(1), m.group(2))
     elif isinstance(spec, dict):
-        kinds = [k for k in ("unit", "asan", "scenario") if k in spec]
-        extra = set(spec) - {"unit", "asan", "scenario", "seeds", "strategy", "args", "failure"}
+        kinds = [k for k in CATCHER_KINDS if k in spec]
+        extra = set(spec) - set(CATCHER_KINDS) - {"seeds", "strategy", "args", "failure"}
         if len(kinds) != 1 or extra:
-            problems.append(f"{where}: a catcher object needs exactly one of 'unit', 'asan' or "
-                            f"'scenario' and only 'seeds', 'strategy', 'args', 'failure' besides"
+            problems.append(f"{where}: a catcher object needs exactly one of 'unit', 'asan', "
+                            f"'scenario' or 'pytest' and only 'seeds', 'strategy', 'args', 'failure' besides"
                             + (f" (unknown: {', '.join(sorted(extra))})" if extra else ""))
             return None
         c = Catcher(kinds[0], str(spec[kinds[0]]))
@@ -188,6 +202,9 @@ def _catcher(spec, where, problems):
         return None
     if c.kind == "scenario" and not c.name.endswith(".scn"):
         problems.append(f"{where}: scenario catcher '{c.name}' must name a .scn file")
+        return None
+    if c.kind == "pytest" and not c.name.endswith(".py"):
+        problems.append(f"{where}: pytest catcher '{c.name}' must name a .py file")
         return None
     return c
 
@@ -270,7 +287,9 @@ def load(path, display=None):
             problems.append(f"{at(base + ('find',))}: entry '{name}': 'find' is only whitespace")
         if lines.get("find") is not None and lines.get("find") == lines.get("replace"):
             problems.append(f"{at(base + ('replace',))}: entry '{name}': 'replace' equals 'find' (inert)")
-        expect = e.get("expect")
+        # Without `expect` an entry is a defect to measure (as `caught` with
+        # no catcher and no kind): judged caught or survived, never wrong.
+        expect = e.get("expect", "caught")
         if expect not in EXPECTS:
             problems.append(f"{at(base + ('expect',))}: entry '{name}': 'expect' must be one of "
                             f"{', '.join(EXPECTS)}")

@@ -194,6 +194,8 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, default=SUITE_SEEDS,
                     help=f"scenario seeds per strategy (default {SUITE_SEEDS}, the suite's)")
     ap.add_argument("--no-sanitizer", action="store_true", help="leave the sanitizer build out")
+    ap.add_argument("--no-pytest", action="store_true",
+                    help="leave the pytest layer (pytest:FILE catchers, the config's pytestFiles) out")
     ap.add_argument("--sanitizer", choices=("address", "thread"), default="address",
                     help="what the sanitizer build is: ASan+UBSan (default, the suite's) or TSan, "
                          "for races the scheduler cannot see (its catchers keep the asan: label; "
@@ -274,6 +276,8 @@ def main(argv=None):
         # The suite's catchers, whatever the sabotage manifest trims for speed.
         raw.update(fallbackSeeds=a.seeds, fallbackStrategy="both",
                    fallbackSanitizer=not a.no_sanitizer)
+        if a.no_pytest:
+            raw["pytestFiles"] = []
         # The project's own builds are -Werror (TPHEAL_WERROR): a mutant the
         # compiler warns about (an argument left unused by a deleted call)
         # never reaches a test there, so it is a compile error here too, not
@@ -326,6 +330,7 @@ def main(argv=None):
     meta = {"files": patterns, "operators": list(ops), "population": population,
             "diff": a.diff, "sample": a.sample, "seed": a.seed, "ran": len(results),
             "seeds": a.seeds, "sanitizer": None if a.no_sanitizer else a.sanitizer,
+            "pytest": sweep.fallback_info["layers"].get("pytest", []),
             "wallSeconds": round(wall, 1),
             "perMutantSeconds": round(sum(r.seconds for r in results) / len(results), 2)}
     write_outputs(sweep, results, equivalent, counts, meta)

@@ -40,10 +40,53 @@ def _location(source, find):
     return {"start": {"line": line, "column": col}, "end": {"line": eline, "column": ecol}}
 
 
-def build(manifest, results, sources, perf, tests):
+# An outcome that means the defect was caught, whatever was declared about it
+# (a wrong kind or another catcher is still a catch); stale, inert and
+# does-not-compile ran no catcher and are counted apart.
+CAUGHT = ("caught", "caught-by-other", "wrong-kind", "timeout")
+FRAMEWORK_VERSION = "2"
+
+
+def tally(results):
+    """The sweep's counts from result dicts: defects (caught / survived / not
+    run) apart from controls and build checks, and the three verdicts
+    (as declared, not as declared, nothing declared).  `percent` is the
+    caught share of the defects that ran (None when none did)."""
+    t = {"entries": len(results), "defects": 0, "caught": 0, "survived": 0, "notRun": 0,
+         "percent": None,
+         "controls": {"total": 0, "survived": 0, "caught": 0, "notRun": 0},
+         "buildChecks": {"total": 0, "refused": 0, "accepted": 0, "other": 0},
+         "asDeclared": 0, "notAsDeclared": 0, "undeclared": 0}
+    for r in results:
+        role, out = r.get("role", "defect"), r["outcome"]
+        if role == "control":
+            c = t["controls"]
+            c["total"] += 1
+            c["survived" if out == "survived" else "caught" if out in CAUGHT else "notRun"] += 1
+        elif role == "build-check":
+            c = t["buildChecks"]
+            c["total"] += 1
+            c["refused" if out == "refused-by-build" else "accepted" if out == "survived" else "other"] += 1
+        elif out in CAUGHT:
+            t["caught"] += 1
+        elif out == "survived":
+            t["survived"] += 1
+        else:
+            t["notRun"] += 1
+        t["asDeclared" if r["ok"] is True else "notAsDeclared" if r["ok"] is False else "undeclared"] += 1
+    t["defects"] = t["caught"] + t["survived"]
+    if t["defects"]:
+        t["percent"] = round(100.0 * t["caught"] / t["defects"], 1)
+    return t
+
+
+def build(manifest, results, sources, perf, tests, fallback=None, baseline=None, extra=None):
     """results: list of result dicts (see sweep.Result.as_dict); sources:
     file -> original text; perf: {setup, initialRun, mutation} ms; tests:
-    catcher labels that took part."""
+    catcher labels that took part; fallback: what the fallback set ran and
+    left out (sweep.fallback_info); baseline: [{catcher, fallback, seeds,
+    strategy, seconds}] of the green baseline run (named catchers and the
+    fallback set; the time-left estimate's costs); extra: more config keys (the --fail-under)."""
     files = {}
     for r in results:
         f = files.setdefault(r["file"], {"language": "c", "source": sources.get(r["file"], ""),
@@ -55,7 +98,7 @@ def build(manifest, results, sources, perf, tests):
             # a generated mutant's key: it names the mutant across commits,
             # as equivalent.txt does; `location` gives today's position
             "id": r.get("key") or r.get("id") or r["name"],
-            "mutatorName": r.get("operator") or r.get("failure") or r["expect"],
+            "mutatorName": r.get("operator") or r.get("failure") or r["expect"] or "defect",
             "location": r.get("location") or _location(f["source"], r["find"]),
             "status": status,
             "description": r["why"],
@@ -78,12 +121,21 @@ def build(manifest, results, sources, perf, tests):
         "files": files,
         "testFiles": {"": {"tests": [{"id": t, "name": t} for t in sorted(tests)]}},
         "performance": {k: round(v, 1) for k, v in perf.items()},
-        "framework": {"name": "tpheal sabotage sweep", "version": "1"},
-        "config": {"package": manifest.package, "manifest": os.path.basename(manifest.path),
-                   "outcomes": {r["name"]: {"expect": r["expect"], "outcome": r["outcome"],
-                                            "ok": r["ok"], "schedules": r.get("schedules"),
-                                            "seed": r.get("seed"), "kind": r.get("kind")}
-                                for r in results}},
+        # 2: ok may be null (judged false: nothing declared), config.summary,
+        # config.fallback, config.baseline, per-outcome role/judged
+        "framework": {"name": "tpheal sabotage sweep", "version": FRAMEWORK_VERSION},
+        "config": dict({"package": manifest.package, "manifest": os.path.basename(manifest.path),
+                        "summary": tally(results),
+                        "fallback": fallback or {"layers": {}, "leftOut": []},
+                        "baseline": baseline or [],
+                        "outcomes": {r["name"]: {"expect": r["expect"], "outcome": r["outcome"],
+                                                 "ok": r["ok"], "judged": r.get("judged", True),
+                                                 "role": r.get("role", "defect"),
+                                                 "catcher": r.get("catcher"),
+                                                 "schedules": r.get("schedules"),
+                                                 "seed": r.get("seed"), "kind": r.get("kind"),
+                                                 "estimateLeft": r.get("estimateLeft")}
+                                     for r in results}}, **(extra or {})),
         "system": {"ci": bool(os.environ.get("CI"))},
     }
 

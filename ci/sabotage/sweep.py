@@ -3,8 +3,12 @@
 rebuild what it touches, run the catchers it names, and compare what happened
 with what the entry declared.  docs/sabotage.md is the user's guide.
 
-Exit 0: every entry behaved as declared.  1: some did not (each such patch is
-printed).  2: bad manifest or invocation, or a red baseline.
+Exit 0: every entry that declares an expectation behaved as declared (and,
+with --fail-under PCT, at least PCT% of the defects were caught).  1: some
+did not (each such patch is printed), or the share is below PCT.  2: bad
+manifest or invocation, or a red baseline.  An entry that declares nothing
+(no caughtBy, no failure kind: a foreign manifest's defects, generated
+mutants) is measured, caught or survived, and never decides the exit code.
 
 Python 3.11 standard library only.
 """
@@ -13,6 +17,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import difflib
+import functools
 import hashlib
 import json
 import os
@@ -66,13 +71,57 @@ DEFAULTS = {
     # ctest names whose executables form the fallback set (the conformance
     # comparison is not a unit test of the rules and takes seconds).
     "unitPrefixes": ["core.", "harness."],
+    # The pytest layer of `make test`: the files that can catch a core or
+    # harness defect at reasonable cost, each a catcher `pytest:FILE` run in
+    # the copy against its build ($TPHEAL_BUILD_DIR).  Every other test_*.py
+    # beside them is left out, with its reason (printed, and in the report).
+    "pytestFiles": ["ci/test_cli.py", "ci/test_replay.py", "ci/test_scenarios.py", "ci/test_docs.py"],
+    "pytestExclude": {
+        "ci/test_unit.py": "runs the ctest executables, which the unit: and asan: layers run directly",
+        "ci/test_sabotage.py": "runs this sweep (its fixture, then the whole manifest): it judges "
+                               "ci/sabotage, not the patched tree, at minutes an entry",
+        "ci/test_mutants.py": "runs the mutant runner on its fixture project: it judges ci/sabotage, "
+                              "not the patched tree",
+        "ci/test_sweep_foreign.py": "runs this sweep on its fixture project: it judges ci/sabotage, "
+                                    "not the patched tree",
+        "ci/test_stress.py": "20 s real-time passes on the default, ASan and TSan builds; the copies "
+                             "have no TSan build (`make stress` is that job)",
+        "ci/test_races.py": "needs the TSan build ($TPHEAL_BUILD_DIR/tsan), which the copies lack; "
+                            "`mutants.py --sanitizer thread` is that layer",
+        "ci/test_fuzz.py": "needs the libFuzzer build (build/fuzz) and fuzzes for 30 s",
+        "ci/test_install.py": "installs the package and builds its consumers four ways: minutes "
+                              "an entry, for rules the unit layer holds",
+        "ci/test_windows.py": "needs mingw-w64 and Wine (a cross build the copies do not make)",
+        "ci/test_gate.py": "checks the workflow, ci/deps.sh and the build flags; its MSVC-mode pass "
+                           "compiles the core, it runs none of its rules",
+        "ci/test_soak.py": "tests ci/soak.py against a stand-in suite, none of the tree's C code",
+    },
+    # {python} (an interpreter with pytest), {file} (relative to the copy,
+    # the working directory), {build} (the copy's build dir).  -x: the first
+    # failing test is enough, the catcher failed.
+    "pytestCommand": ["{python}", "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "{file}"],
 }
 CONFIG_TYPES = {"cmakeArgs": list, "harnessTarget": str, "harnessTargets": list,
                 "fallbackExclude": dict, "scenarioDir": str,
                 "scenarioCommand": list, "defaultSeeds": int, "defaultStrategy": str,
                 "fallbackSeeds": int, "fallbackStrategy": str, "fallbackSanitizer": bool,
                 "sanitizerCmakeArgs": list, "baselineTimeoutSeconds": int, "unitPrefixes": list,
-                "sanitizerScenarioSeeds": int}
+                "sanitizerScenarioSeeds": int, "pytestFiles": list, "pytestExclude": dict,
+                "pytestCommand": list}
+# A defect's outcomes that mean "caught" (by the named catchers or not, of
+# the declared kind or not) for the caught share; stale, inert and
+# does-not-compile ran nothing and are counted apart.
+CAUGHT_OUTCOMES = ("caught", "caught-by-other", "wrong-kind", "timeout")
+
+
+@functools.lru_cache(maxsize=None)
+def pytest_python():
+    """The interpreter for {python}: this one when it has pytest, else the
+    system one (`python3` on PATH may lack it; the Makefile uses /usr/bin)."""
+    import importlib.util
+    if importlib.util.find_spec("pytest") is not None:
+        return sys.executable
+    return "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 
 
 class Bad(Exception):
@@ -170,7 +219,7 @@ class Run:
 class Result:
     entry: mf.Entry
     outcome: str
-    ok: bool
+    ok: bool | None  # None: the entry declared nothing to judge it by
     summary: str
     seconds: float = 0.0
     catcher: str | None = None
@@ -181,6 +230,7 @@ class Result:
     catchers: list = field(default_factory=list)  # every failed catcher run
     transcript: str = ""
     diff: str = ""
+    estimate_left: float | None = None  # seconds left when it finished (baseline costs)
 
     def as_dict(self):
         e = self.entry
@@ -190,6 +240,8 @@ class Result:
                 "ok": self.ok, "summary": self.summary, "seconds": round(self.seconds, 2),
                 "catcher": self.catcher, "kind": self.kind, "schedules": self.schedules,
                 "seed": self.seed, "ran": self.ran, "catchers": self.catchers,
+                "judged": e.declared, "role": e.role,
+                "estimateLeft": None if self.estimate_left is None else round(self.estimate_left, 2),
                 "id": getattr(e, "mutant", None) and e.mutant.id,
                 "key": getattr(e, "mutant", None) and e.mutant.key,
                 "operator": getattr(e, "mutant", None) and e.mutant.operator,
@@ -213,6 +265,19 @@ def unit_kind(rc, output):
     if rc < 0 or rc > 128 or CMOCKA_EXC_RE.search(output):
         return "crash"
     return "assertion"
+
+
+def pytest_kind(rc):
+    """A pytest run's failure kind, from its documented exit codes (no prose
+    is read): 1 tests failed, 2 interrupted (a collection error), 3 internal
+    error, 4 usage error, 5 no tests collected."""
+    if rc is None:
+        return "timeout"
+    if rc == 1:
+        return "assertion"
+    if rc == 5:
+        return "vacuous"
+    return "crash"
 
 
 FAILURE_RE = re.compile(r"^FAILURE (\S+)\n(?P<body>(?:[ \t].*\n?|\n)*)", re.M)
@@ -335,6 +400,41 @@ def parse_harness_json(rc, output):
         kind = "memory-error"
     return True, (str(kind) if kind else "assertion"), schedules, \
         (str(seed) if seed is not None else None), note
+
+
+# ---------------------------------------------------------------- relevance
+# Words that say nothing about which rule a test holds.
+STOPWORDS = frozenset("""
+the and for with from into that this when which what where while than then its not but are was
+has have had does did can cannot must may any all each every one two only also own
+test tests unit asan pytest scenario scn core src harness lib ci py
+""".split())
+
+
+def words(text):
+    return {w for w in re.findall(r"[a-z][a-z0-9]*", text.lower()) if len(w) >= 3 and w not in STOPWORDS}
+
+
+def _same_word(a, b):
+    return a == b or (min(len(a), len(b)) >= 4 and (a.startswith(b) or b.startswith(a)))
+
+
+def relevance(e, c):
+    """How much catcher c looks like the entry's own test: each word of the
+    catcher's name (test_heal_tick: heal, tick) that is a word of the entry's
+    name or file scores 2, one only in its `why` (the rule) 1; a word matches
+    another that it begins (stamp, stamps).  The fallback runs the most
+    relevant first, so a catch is credited to the rule's own test when that
+    test fails, not to whichever happened to run first."""
+    strong = words(e.name) | words(os.path.splitext(e.file)[0])
+    weak = words(e.why)
+    score = 0
+    for w in words(os.path.splitext(c.name)[0]):
+        if any(_same_word(w, x) for x in strong):
+            score += 2
+        elif any(_same_word(w, x) for x in weak):
+            score += 1
+    return score
 
 
 # ---------------------------------------------------------------- worker
@@ -471,6 +571,11 @@ class Worker:
                 return self.san.command(mf.Catcher("scenario", c.name, seeds=c.seeds,
                                                    strategy=c.strategy, args=c.args))
             return self.san.command(mf.Catcher("unit", c.name, args=c.args))
+        if c.kind == "pytest":
+            if not (self.src / c.name).is_file():
+                raise Bad(f"sweep: no pytest file '{c.name}' in the tree")
+            return [part.format(python=pytest_python(), file=c.name, build=str(self.build))
+                    for part in self.cfg["pytestCommand"]] + list(c.args)
         if c.kind == "unit":
             cmd = self.units.get(c.name)
             if not cmd:
@@ -507,7 +612,14 @@ class Worker:
             # (docs/races.md), so TSan must not end the process at it
             env.setdefault("TSAN_OPTIONS", "halt_on_error=0:exitcode=66" if c.name.endswith(".scn")
                            else "halt_on_error=1:exitcode=66")
+        if c.kind == "pytest":
+            # the suite's pytest driver, against this copy's build
+            env = dict(os.environ, TPHEAL_BUILD_DIR=str(self.build), PYTHONDONTWRITEBYTECODE="1")
         rc, out, secs = run_bounded(cmd, bound, cwd=self.src, env=env, fresh=True)
+        if c.kind == "pytest":
+            failed = rc != 0
+            return Run(c.label, cmd, failed, pytest_kind(rc) if failed else None, secs, out, rc,
+                       note=f"pytest exit {rc}" if failed and rc is not None else "")
         if c.kind == "unit" or (c.kind == "asan" and not c.name.endswith(".scn")):
             failed = rc != 0
             kind = unit_kind(rc, out) if failed else None
@@ -523,8 +635,11 @@ class Sweep:
         self.checkout = pathlib.Path(checkout).resolve()
         self.rev = rev
         self.ignore_red_fallback = False
-        self.stop_at_first = False  # the fallback stops at its first failure
+        # The fallback stops at its first failure (of the declared kind, when
+        # one is declared); --all-catchers runs and lists every catcher.
+        self.stop_at_first = True
         self.on_result = None       # called with each Result as it finishes
+        self.fail_under = None      # --fail-under PCT (recorded in the report)
         self.m = manifest
         self.cfg = dict(DEFAULTS)
         for k, typ in CONFIG_TYPES.items():
@@ -541,6 +656,8 @@ class Sweep:
         self.stream = stream
         self.baseline = {}    # catcher label -> seconds
         self.full_set = []    # catchers run when the named ones miss
+        # what the fallback is made of and what it leaves out (config.fallback)
+        self.fallback_info = {"layers": {}, "leftOut": []}
         self.workers = []
         self.perf = {"setup": 0.0, "initialRun": 0.0, "mutation": 0.0}
         self.print_lock = threading.Lock()
@@ -668,7 +785,27 @@ class Sweep:
             if self.cfg["sanitizerScenarioSeeds"]:
                 full += [mf.Catcher("asan", s, seeds=self.cfg["sanitizerScenarioSeeds"], strategy="both")
                          for s in w0.scenarios()]
+        pytest_files, left_out = self.pytest_layer(w0.files)
+        full += [mf.Catcher("pytest", f) for f in pytest_files]
+        left_out = [{"catcher": f"unit:{u}", "reason": str(why)}
+                    for u, why in sorted(self.cfg["fallbackExclude"].items())] + left_out
+        if w0.san is None:
+            left_out.append({"catcher": "asan:*", "reason": "fallbackSanitizer is false: no "
+                                                            "sanitizer build"})
         self.full_set = full
+        layers = {}
+        for c in full:
+            layers.setdefault(c.kind, []).append(c.label)
+        self.fallback_info = {"layers": layers, "leftOut": left_out,
+                              "firstCatcher": self.stop_at_first,
+                              "order": "the entry's own tests first (words of its name, file and "
+                                       "why in the catcher's name), then cheapest by baseline time, "
+                                       "the sanitizer build's last"}
+        self.say("fallback: " + ", ".join(f"{len(v)} {k}" for k, v in layers.items())
+                 + (" (" + ", ".join(c.name for c in full if c.kind == "pytest") + ")"
+                    if "pytest" in layers else ""))
+        for x in left_out:
+            self.say(f"fallback: left out {x['catcher']}: {x['reason']}")
         todo = list(named.values()) + [c for c in full if self.key(c) not in named]
         for c in todo:
             w0.command(c)  # raises Bad for unknown catchers before anything runs
@@ -719,14 +856,44 @@ class Sweep:
         if red and self.ignore_red_fallback and not (red_keys & set(named)):
             for line in red:
                 self.say(line.splitlines()[0] + " -- left out of the fallback set (--ignore-red-fallback)")
+            self.fallback_info["leftOut"] += [
+                {"catcher": c.label, "reason": "fails unpatched (--ignore-red-fallback)"}
+                for c in full if self.key(c) in red_keys]
             self.full_set = [c for c in full if self.key(c) not in red_keys]
+            for k, v in self.fallback_info["layers"].items():
+                self.fallback_info["layers"][k] = [x for x in v if x in {c.label for c in self.full_set}]
             red = []
         if red:
             raise Bad(*red)
+        # Only the green runs are cached: a catcher that failed unpatched (left
+        # out under --ignore-red-fallback) runs again next time, and is red
+        # again -- a later sweep without the flag must not reuse it as green.
+        for k in red_keys:
+            self.baseline.pop(k, None)
         self.write_baseline_cache(cache_key)
         self.order_full_set()
         total = sum(self.baseline.values())
-        self.say(f"baseline: green, {len(todo)} runs, {total:.1f} s of catcher time")
+        self.say(f"baseline: green, {len(todo) - len(red_keys)} runs, {total:.1f} s of catcher time"
+                 + (f" ({len(red_keys)} red left out)" if red_keys else ""))
+
+    def pytest_layer(self, files):
+        """(the pytest files the fallback runs, [{catcher, reason}] of those
+        it leaves out): pytestFiles that are in the tree, and every other
+        test_*.py of their directories, or named in pytestExclude."""
+        tracked = set(files)
+        excl = self.cfg["pytestExclude"]
+        want = [f for f in self.cfg["pytestFiles"] if f in tracked and f not in excl]
+        dirs = {os.path.dirname(f) for f in self.cfg["pytestFiles"]} | {os.path.dirname(f) for f in excl}
+        others = sorted(f for f in tracked if os.path.dirname(f) in dirs
+                        and re.fullmatch(r"test_.*\.py", os.path.basename(f)) and f not in want)
+        out = []
+        for f in others:
+            out.append({"catcher": f"pytest:{f}",
+                        "reason": str(excl[f]) if f in excl else "not in pytestFiles"})
+        for f in self.cfg["pytestFiles"]:
+            if f not in tracked:
+                out.append({"catcher": f"pytest:{f}", "reason": "not in the tree"})
+        return want, out
 
     @staticmethod
     def key(c):
@@ -790,8 +957,11 @@ class Sweep:
         diff = [e.diff()]
 
         def done(outcome, ok, summary, **kw):
+            if not e.declared:
+                ok = None  # measured, not judged: nothing was declared
             r = Result(e, outcome, ok, summary, seconds=now() - t0, diff=diff[0], **kw)
-            log.append(f"\noutcome: {outcome} ({'as declared' if ok else 'NOT as declared'}): {summary}")
+            verdict = {True: "as declared", False: "NOT as declared", None: "nothing declared"}[ok]
+            log.append(f"\noutcome: {outcome} ({verdict}): {summary}")
             r.transcript = "\n".join(log)
             self.write_transcript(e.name, r.transcript)
             return r
@@ -870,7 +1040,9 @@ class Sweep:
                 w.built_all = True
             named = {self.key(c) for c in first}
             caught = []
-            for c in self.full_set:
+            # a declared kind without named catchers: go on to a catcher of that kind
+            want = e.failure if e.expect == "caught" and not e.caught_by else None
+            for c in self.fallback_order(e):
                 if self.key(c) in named:
                     continue
                 r = run_one(c)
@@ -879,9 +1051,9 @@ class Sweep:
                 ran.append(c.label)
                 if r.failed:
                     caught.append(r)
-                    # Every catcher is listed unless only the verdict is wanted
-                    # (the mutation score: killed is killed).
-                    if self.stop_at_first:
+                    # The first catcher decides (the rule's own tests run
+                    # first); --all-catchers runs and lists every one.
+                    if self.stop_at_first and (want is None or r.kind == want):
                         break
             if caught:
                 return self.judge(e, caught, ran, named=False, done=done)
@@ -893,6 +1065,23 @@ class Sweep:
         finally:
             path.write_text(original, encoding="utf-8")
             w.built_all = False
+
+    def fallback_order(self, e):
+        """The fallback set for entry e: its own tests first (relevance), then
+        the baseline's order (cheapest first, the sanitizer build's last)."""
+        return sorted(self.full_set, key=lambda c: (-relevance(e, c), c.kind == "asan",
+                                                    self.baseline.get(self.key(c), 0.0), c.label))
+
+    def planned_seconds(self, e):
+        """What entry e's catchers cost, from the baseline (green) pass: its
+        named catchers when it is caught as declared, the whole fallback set
+        when it has none (a control, a defect nobody assigned: a survivor runs
+        every catcher).  The time-left estimate adds these up; it does not
+        extrapolate from the entries finished so far."""
+        if e.expect == "refused-by-build":
+            return 0.0
+        cs = e.caught_by if e.expect == "caught" and e.caught_by else self.full_set
+        return sum(self.baseline.get(self.key(c), 0.0) for c in cs)
 
     def run_log(self, r, bound):
         return (f"\n--- {r.label}: {' '.join(r.cmd)}\nbound {bound:.0f} s; exit {r.rc}; "
@@ -953,22 +1142,32 @@ class Sweep:
         finished = [0]
         lock = threading.Lock()
         width = len(str(len(entries)))
+        planned = [self.planned_seconds(e) for e in entries]
+        taken, started = set(), {}
 
         def loop(w):
             while True:
-                try:
-                    i, e = q.get_nowait()
-                except queue.Empty:
-                    return
+                with lock:
+                    try:
+                        i, e = q.get_nowait()
+                    except queue.Empty:
+                        return
+                    taken.add(i)
+                    started[i] = now()
                 r = self.run_entry(w, e)
                 with lock:
                     results[i] = r
                     finished[0] += 1
                     k = finished[0]
-                    el = now() - t0
-                    left = el / k * (len(entries) - k)
+                    del started[i]
+                    # the catchers still to run, at their baseline cost, over the workers
+                    t = now()
+                    left = sum(planned[j] for j in range(len(entries)) if j not in taken)
+                    left += sum(max(0.0, planned[j] - (t - t1)) for j, t1 in started.items())
+                    left /= len(self.workers)
+                    r.estimate_left = left
                 tail = f"({r.seconds:.1f} s, ~{left:.0f} s left)"
-                mark = "" if r.ok or getattr(e, "mutant", None) else "  <-- NOT AS DECLARED"
+                mark = "  <-- NOT AS DECLARED" if r.ok is False and not getattr(e, "mutant", None) else ""
                 if self.on_result is not None:
                     with lock:
                         self.on_result(r)
@@ -989,7 +1188,17 @@ class Sweep:
         tests = {c.label for c in self.full_set}
         for r in results:
             tests.update(c.label for c in r.entry.caught_by)
-        rep = rp.build(self.m, [r.as_dict() for r in results], sources, self.perf, tests)
+        base, seen = [], set()
+        for c, fb in [(c, True) for c in self.full_set] + \
+                [(c, False) for r in results for c in r.entry.caught_by]:
+            if self.key(c) in seen or self.key(c) not in self.baseline:
+                continue
+            seen.add(self.key(c))
+            base.append({"catcher": c.label, "fallback": fb, "seeds": c.seeds, "strategy": c.strategy,
+                         "args": c.args, "seconds": round(self.baseline[self.key(c)], 3)})
+        extra = {"failUnder": self.fail_under} if self.fail_under is not None else {}
+        rep = rp.build(self.m, [r.as_dict() for r in results], sources, self.perf, tests,
+                       fallback=self.fallback_info, baseline=base, extra=extra)
         self.out.mkdir(parents=True, exist_ok=True)
         (self.out / "mutation-report.json").write_text(json.dumps(rep, indent=1), encoding="utf-8")
         (self.out / "mutation-report.html").write_text(rp.html(rep), encoding="utf-8")
@@ -1018,6 +1227,40 @@ def shard(entries, i, n):
     return entries[start:start + k + (1 if i <= r else 0)]
 
 
+def percent_arg(text):
+    """--fail-under's value: a number 0..100 (a percentage of defects)."""
+    try:
+        v = float(text)
+    except ValueError:
+        v = None
+    if v is None or not 0.0 <= v <= 100.0 or v != v:
+        raise argparse.ArgumentTypeError(f"must be a number from 0 to 100, not '{text}'")
+    return v
+
+
+def summary_lines(t, fail_under=None):
+    """The closing lines: defects apart from controls and build checks."""
+    pct = f"{t['percent']:.1f}%" if t["percent"] is not None else "-"
+    line = f"sweep: caught {t['caught']} of {t['defects']} defects ({pct})"
+    if t["notRun"]:
+        line += f", {t['notRun']} more not run (stale, inert or not compiling)"
+    c, b = t["controls"], t["buildChecks"]
+    line += (f"; controls apart: {c['total']} ({c['survived']} survived, {c['caught']} caught"
+             + (f", {c['notRun']} not run" if c["notRun"] else "") + ")")
+    line += (f"; build checks apart: {b['total']}"
+             + (f" ({b['refused']} refused, {b['accepted']} accepted"
+                + (f", {b['other']} other" if b["other"] else "") + ")" if b["total"] else ""))
+    out = [line]
+    if fail_under is not None:
+        if t["percent"] is None:
+            out.append(f"sweep: --fail-under {fail_under:g}: no defect ran, so none was caught: FAIL")
+        elif t["percent"] < fail_under:
+            out.append(f"sweep: --fail-under {fail_under:g}: {pct} is below it: FAIL")
+        else:
+            out.append(f"sweep: --fail-under {fail_under:g}: {pct} meets it")
+    return out
+
+
 def main(argv=None):
     here = pathlib.Path(__file__).resolve()
     default_checkout = here.parent.parent.parent
@@ -1034,6 +1277,12 @@ def main(argv=None):
                          "(named catchers must still be green)")
     ap.add_argument("--rev", default=None,
                     help="copy this commit's files instead of the working tree's tracked files")
+    ap.add_argument("--all-catchers", action="store_true",
+                    help="run every catcher of the fallback set on each entry and list all that "
+                         "fail (default: stop at the first, the entry's own tests running first)")
+    ap.add_argument("--fail-under", type=percent_arg, default=None, metavar="PCT",
+                    help="exit 1 when fewer than PCT%% of the defects that ran were caught "
+                         "(controls and build checks apart)")
     ap.add_argument("--check", action="store_true", help="validate the manifest and stop")
     ap.add_argument("--list", action="store_true", help="list the entries and stop")
     ap.add_argument("--quiet", action="store_true")
@@ -1090,6 +1339,8 @@ def main(argv=None):
         out = pathlib.Path(a.out) if a.out else checkout / "build" / "sabotage"
         sw = Sweep(checkout, m, work, out, jobs=a.jobs, quiet=a.quiet, rev=a.rev)
         sw.ignore_red_fallback = a.ignore_red_fallback
+        sw.stop_at_first = not a.all_catchers
+        sw.fail_under = a.fail_under
         t0 = now()
         if not entries:
             print("sweep: this shard has no entries")
@@ -1107,18 +1358,25 @@ def main(argv=None):
     except KeyboardInterrupt:
         kill_all()
         return 2
-    bad = [r for r in results if not r.ok]
+    bad = [r for r in results if r.ok is False]
+    t = rp.tally([r.as_dict() for r in results])
     counts = {}
     for r in results:
-        counts[r.outcome] = counts.get(r.outcome, 0) + 1
+        if r.entry.role == "defect":
+            counts[r.outcome] = counts.get(r.outcome, 0) + 1
     print(f"sweep: {len(results)} entries in {now() - t0:.1f} s: "
-          + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
-          + f"; {len(results) - len(bad)} as declared, {len(bad)} not")
+          + (", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "no defect")
+          + f"; {t['asDeclared']} as declared, {t['notAsDeclared']} not, "
+            f"{t['undeclared']} with nothing declared")
+    lines = summary_lines(t, a.fail_under)
+    for line in lines:
+        print(line)
     print(f"sweep: report {out / 'mutation-report.html'}, transcripts {out / 'transcripts'}")
     for r in bad:
         print(f"\n=== {r.entry.name}: {r.outcome} ({r.summary}); declared {r.entry.expect}"
               + (f" ({r.entry.failure})" if r.entry.failure else "") + "\n" + r.diff)
-    return 1 if bad else 0
+    below = a.fail_under is not None and lines[-1].endswith("FAIL")
+    return 1 if bad or below else 0
 
 
 if __name__ == "__main__":

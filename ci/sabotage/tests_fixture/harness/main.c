@@ -1,17 +1,28 @@
 /* tpheal-harness stand-in: run [--seeds N] [--strategy S] [--no-replay] FILE.scn.
  * Each "check" line of the scenario calls fx_check(seed) for seeds 0..N-1;
  * the report has the real harness's text shape: a FAILURE block per failing
- * seed, then a PASS/FAIL summary line. */
+ * seed, then a PASS/FAIL summary line.
+ * Two more commands give the fixture's pytest layer (ci/test_cli.py)
+ * something of its own to check: `version` and `add A B`. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "lib.h"
+#define FX_VERSION "1.2.0"
 int main(int argc, char **argv)
 {
     int seeds = 10, i, checks = 0, failures = 0;
     const char *file = NULL;
     char line[256];
     FILE *f;
+    if (argc == 2 && !strcmp(argv[1], "version")) {
+        printf("fixture-harness %s\n", FX_VERSION);
+        return 0;
+    }
+    if (argc == 4 && !strcmp(argv[1], "add")) {
+        printf("%d\n", fx_add(atoi(argv[2]), atoi(argv[3])));
+        return 0;
+    }
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--seeds") && i + 1 < argc) seeds = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--strategy") && i + 1 < argc) ++i;
