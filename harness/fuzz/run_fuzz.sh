@@ -9,10 +9,14 @@ out=${1:?usage: run_fuzz.sh OUTDIR [SECONDS]}
 secs=${2:-30}
 here=$(cd "$(dirname "$0")" && pwd)
 src=$here/../scenario
-mkdir -p "$out/corpus" "$out/artifacts"
+mkdir -p "$out/corpus" "$out/artifacts" "$out/include/tpheal"
+# The parser's name tables read the core's result list (tpheal/error.h), whose
+# config.h CMake generates; this build stands alone, so it writes the defaults.
+sed -e 's/@TPHEAL_SELF_HEAL_01@/1/' -e 's/@TPHEAL_FAIL_FAST_01@/0/' \
+    "$here/../../core/include/tpheal/config.h.in" > "$out/include/tpheal/config.h"
 clang -std=c11 -g -O1 -Wall -Wextra -Werror \
     -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-    -I"$src" "$here/fuzz_scenario_parse.c" \
+    -I"$src" -I"$out/include" -I"$here/../../core/include" "$here/fuzz_scenario_parse.c" \
     "$src/scn_parse.c" "$src/scn_lex.c" "$src/scn_names.c" "$src/scn_suggest.c" \
     -o "$out/fuzz_scenario_parse"
 cp "$here"/corpus/* "$out/corpus/" 2>/dev/null || true
