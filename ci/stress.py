@@ -344,6 +344,11 @@ class Run:
         else:
             status = "crash" if o.returncode not in (0, 1) else "bad-output"
         reason = o.sanitizer or (o.stderr.strip().splitlines() or [""])[-1][:300]
+        if not reason:
+            # Nothing on stderr: say what the process did give back, so a
+            # one-off under a wrapper (Wine) is told apart from a harness bug.
+            reason = (f"exit {o.returncode}, {o.stdout_bytes} bytes on stdout "
+                      f"({len(o.data)} JSON lines), nothing on stderr")
         if o.crash_seed is None and b.mode in P.FREE_RUNNING and status != "bad-input":
             # A one-run batch: its run is the one that went wrong, even
             # when nothing was printed (a hang killed under Wine, which
@@ -360,6 +365,8 @@ class Run:
                  "depth": b.depth, "pct_steps": pct_steps, "seed": seed, "batch": b.k,
                  "status": status, "reason": reason, "returncode": o.returncode,
                  "replay": replay, "stderr_tail": o.stderr[-4000:]}
+        if status == "bad-output":
+            entry["stdout_tail"] = o.stdout_tail
         if b.mode in P.FREE_RUNNING and seed is not None and status != "sanitizer":
             entry["reproduction"] = self.reproduce(b.scenario, seed)
         with self.lock:
@@ -626,6 +633,8 @@ def failure_text(e: dict, master: int) -> str:
         lines += ["", "schedule:", f"  {e['schedule']}"]
     if e.get("stderr_tail"):
         lines += ["", "stderr (tail):", e["stderr_tail"]]
+    if e.get("stdout_tail"):
+        lines += ["", "stdout (tail):", e["stdout_tail"]]
     return "\n".join(lines) + "\n"
 
 

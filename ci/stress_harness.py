@@ -110,6 +110,8 @@ class Outcome:
     crash_seed: int | None = None  # from the harness's crash line, if it printed one
     crash_j: int | None = None
     sanitizer: str = ""            # first sanitizer report line, if any
+    stdout_bytes: int = 0
+    stdout_tail: str = ""          # the last of stdout, kept for a batch whose output did not parse
 
 
 def _sanitizer_line(text: str) -> str:
@@ -160,7 +162,8 @@ def call(cmd: list[str], timeout: float, env: dict, wrapper=()) -> Outcome:
             data.append(json.loads(line))
         except json.JSONDecodeError:
             parsed = False
-    o = Outcome(ok=(rc == 0 and parsed and bool(data)), data=data, returncode=rc, stderr=err_s)
+    o = Outcome(ok=(rc == 0 and parsed and bool(data)), data=data, returncode=rc, stderr=err_s,
+                stdout_bytes=len(out), stdout_tail=out_s[-2000:])
     m = CRASH_RE.search(err_s)
     if m:
         o.crash_seed, o.crash_j = int(m.group(2), 16), int(m.group(3))

@@ -64,6 +64,8 @@ if cmd == "stress-batch":
         sys.exit(0)
     n = min(int(opt("--count")), max(1, int(opt("--max-ms")) // 10) * 7)
     seeds = [sm((base + j) & MASK) for j in range(n)]
+    if env_match("FAKE_SILENT", scen, mode):  # ends "well" having printed nothing
+        sys.exit(int(os.environ.get("FAKE_SILENT_RC", "0")))
     if env_match("FAKE_CRASH", scen, mode):
         sys.stderr.write("tph-stress: crashed in run %s seed=0x%016x j=3\n" % (scen, seeds[3]))
         os.abort()
@@ -277,6 +279,20 @@ def test_repeat_line_is_make_stress_only_when_make_says_it_all(monkeypatch):
         "make stress SEED=3 STRESS_SECONDS=30 SHARD=1/2"
     a = S.parse_args(["--seed", "3", "--out", "o"])
     assert S.repeat_command(a, 3, P.parse_shard(None), []).endswith("--out o")
+
+
+@pytest.mark.parametrize("rc", [0, 1])
+def test_silent_batch_is_bad_output_that_says_what_came_back(fake, rc):
+    """A batch that exits 0 or 1 with nothing on stdout or stderr (seen once
+    under Wine in CI) is a failure, and its report says the exit status and
+    what the process printed, not a bare "bad-output"."""
+    p = run_fake(fake, "--seed", "5", "--no-faultloop", "--modes", "controlled",
+                 env={"FAKE_SILENT": "beta,controlled", "FAKE_SILENT_RC": str(rc)})
+    assert p.returncode == 1, p.stdout + p.stderr
+    f = [x for x in results(fake)["failures"] if "beta" in x["scenario"]]
+    assert f and all(x["status"] == "bad-output" for x in f), f
+    want = f"exit {rc}, 0 bytes on stdout (0 JSON lines), nothing on stderr"
+    assert f[0]["reason"] == want and want in p.stderr, f[0]
 
 
 def test_native_failure_is_rerun_controlled_and_reports_reproduction(fake):
