@@ -119,3 +119,28 @@ def test_readme_harness_commands_run_as_written():
         c = c.replace("build/harness/", f"{build_dir()}/harness/", 1)
         p = subprocess.run(c, shell=True, cwd=REPO, capture_output=True, text=True, timeout=300)
         assert p.returncode == 0, (c, p.stdout[-2000:], p.stderr[-2000:])
+
+
+def test_every_rule_row_names_guards_that_exist():
+    """docs/architecture.md's rule table: every row says which test fails
+    when its rule is broken, and every unit case or scenario it names exists
+    (a renamed test cannot leave the table pointing at nothing)."""
+    t = text("docs/architecture.md")
+    table = t[t.index("| rule | definition | callers | guarded by"):]
+    rows = [r for r in table.split("\n\n", 1)[0].splitlines()[2:] if r.startswith("|")]
+    assert len(rows) >= 20, rows
+    for row in rows:
+        guards = re.findall(r"`([^`]+)`", row.rstrip(" |").rsplit(" | ", 1)[1])
+        assert guards, f"a rule with no guard: {row[:100]}"
+        for g in guards:
+            if g.startswith("control-"):
+                continue  # a sabotage control, named to say why a detail is unobservable
+            if g.startswith("scenarios/"):
+                assert (REPO / g).is_file(), f"{g} named as a guard is not in the corpus"
+                continue
+            prog, _, fn = g.partition(":")
+            src = REPO / "core" / "tests" / f"{prog}.c"
+            assert src.is_file(), f"{prog} named as a guard is not a unit program in core/tests"
+            if fn:
+                assert re.search(rf"\bstatic void {re.escape(fn)}\(void \*\*state\)", src.read_text()), \
+                    f"{g}: no such case in {src.name}"

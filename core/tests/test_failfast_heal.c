@@ -40,6 +40,7 @@ static void body_manual_ticks(void *ctx) {
     (void)ctx;
     TPH_CHECK(TPHEAL_FAIL_FAST == 1);
     TPH_CHECK(tph_test_blocker_start(&b));
+    g_want_a = b.key; /* the end names the pool that would not take its repair */
     r = tph_register(b.key);
     TPH_CHECK(r.entry != NULL);
     tph_test_sleep(TPH_TEST_TICK);
@@ -61,6 +62,7 @@ static void body_healer_ticks(void *ctx) {
     tph_registration r;
     (void)ctx;
     TPH_CHECK(tph_test_blocker_start(&b));
+    g_want_a = b.key; /* the end names the pool that would not take its repair */
     r = tph_register(b.key);
     TPH_CHECK(r.entry != NULL);
     tph_test_sleep(TPH_TEST_TICK);

@@ -195,6 +195,20 @@ static void body_lazy_healer(void *ctx) {
     for (i = 0; i < n && i < 8; i++)
         if (all[i].key == (uintptr_t)sim_pool_at(1) && all[i].objects >= 1) healer_entry = true;
     TPH_CHECK(healer_entry);
+    /* Its timer -- the only one here -- runs on that pool, armed with a
+     * 250 ms period and a 250 ms coalescing window: their sum bounds how long
+     * a pool owed a repair waits for it, and the tick count below cannot tell
+     * a 500 ms period with no window from the real shape. */
+    {
+        sim_object_stats ts;
+        memset(&ts, 0, sizeof ts);
+        TPH_CHECK(sim_object_stats_get(sim_object_handle(SIM_OBJ_TIMER, 1), &ts));
+        TPH_CHECK(ts.armed);
+        TPH_CHECK_EQ(ts.pool_id, s.id);
+        TPH_CHECK_EQ(ts.period_ms, 250);
+        TPH_CHECK_EQ(ts.window_ms, 250);
+        TPH_CHECK(sim_object_handle(SIM_OBJ_TIMER, 2) == NULL);
+    }
     /* It ticks every 250 ms (plus up to a 250 ms window).  The rate is only
      * asserted on virtual time: on a loaded machine real threads may lag. */
     if (*(const bool *)ctx) {
