@@ -29,6 +29,8 @@ import re
 import signal
 import subprocess
 
+import harness_json  # the harness's JSON contract (harness/json-schema.json)
+
 # A sanitizer report is a failure even when the process exits 0 (halt_on_error
 # is set, but a report printed from a daemon thread's exit path need not stop
 # the process before main returns).
@@ -155,13 +157,14 @@ def call(cmd: list[str], timeout: float, env: dict, wrapper=()) -> Outcome:
     err_s = err.decode("utf-8", "replace")
     data, parsed = [], True
     for line in out_s.splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
         try:
-            data.append(json.loads(line))
+            data += harness_json.objects(line)
         except json.JSONDecodeError:
             parsed = False
+        except harness_json.VersionMismatch as e:
+            # never half-read: the batch is bad output, and says why
+            parsed = False
+            err_s += f"\nstress: {e} (the build and ci/ are from different trees)\n"
     o = Outcome(ok=(rc == 0 and parsed and bool(data)), data=data, returncode=rc, stderr=err_s,
                 stdout_bytes=len(out), stdout_tail=out_s[-2000:])
     m = CRASH_RE.search(err_s)

@@ -20,6 +20,7 @@ import subprocess
 import pytest
 
 from conftest import REPO, binary, build_dir, run_bounded
+import harness_json as HJ  # noqa: E402  (ci/ is on the path: conftest)
 
 SEEDS = int(os.environ.get("TPHEAL_RACE_SEEDS", "10"))
 SCENARIOS = sorted((REPO / "scenarios").glob("*.scn"))
@@ -47,13 +48,13 @@ def test_corpus_has_no_race():
     rc, out = run_bounded([harness(), "run", "--json", "--no-replay", "--seeds", str(SEEDS),
                            "--strategy", "both"] + [str(p) for p in SCENARIOS], 900, cwd=REPO, env=TSAN_ENV)
     assert rc is not None, f"timed out:\n{out[-4000:]}"
-    records = [json.loads(l) for l in out.splitlines() if l.startswith("{")]
-    races = [r for r in records if r.get("race")]
+    records = HJ.objects(out)
+    races = [r for r in HJ.of_type(records, "failure") if r["race"]]
     assert not races, "\n".join(f"{r['failure']} seed {r['seed']} {r['strategy']}:\n{r['race']}"
                                 for r in races[:5])
-    summaries = [r for r in records if "scenario" in r]
+    summaries = HJ.of_type(records, "summary")
     assert len(summaries) == len(SCENARIOS), out[-4000:]
-    failed = [r for r in records if "failure" in r]
+    failed = HJ.of_type(records, "failure")
     assert not failed, json.dumps(failed[:3], indent=1)
     assert "WARNING: ThreadSanitizer" not in out, out[-8000:]
     assert rc == 0, out[-4000:]

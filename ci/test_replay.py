@@ -20,7 +20,6 @@ header says how the run was asked for (a seed or a schedule) and the lines
 after it are the commands themselves, so those legitimately differ.  A
 short failure line (after the third report) and a `--json` failure carry
 the failure text and schedule only; their commands must reproduce those."""
-import json
 import os
 import pathlib
 import random
@@ -31,6 +30,7 @@ import subprocess
 import pytest
 
 from conftest import build_dir
+import harness_json as HJ  # noqa: E402  (ci/ is on the path: conftest)
 
 SEED = int(os.environ.get("TPHEAL_REPLAY_SEED", "22"))
 CASES = int(os.environ.get("TPHEAL_REPLAY_CASES", "30"))
@@ -191,10 +191,7 @@ def test_every_printed_replay_command_reproduces_its_report(tmp_path, c):
     assert p.returncode == 1, (where, p.stdout[-3000:], p.stderr[-3000:])
     checked = 0
     if c["json"]:
-        for line in p.stdout.splitlines():
-            if not line.startswith(b'{"failure"'):
-                continue
-            f = json.loads(line)
+        for f in HJ.of_type(HJ.objects(p.stdout.decode("utf-8", "replace")), "failure"):
             if c["strategy"] == "native":
                 assert "replay" not in f, (where, f)
                 continue

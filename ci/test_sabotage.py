@@ -23,6 +23,7 @@ sys.path.insert(0, str(SAB))
 import manifest as mf  # noqa: E402
 import report as rp  # noqa: E402
 import sweep  # noqa: E402
+import harness_json  # noqa: E402  (on the path: sweep puts ci/ there)
 
 FIXTURE = SAB / "tests_fixture"
 PY = sys.executable
@@ -401,12 +402,31 @@ def test_harness_text_kinds():
 
 
 def test_harness_json_kinds():
-    ok = sweep.parse_harness(0, '{"ok": true, "schedules": 10}\n')
-    assert ok[0] is False
-    vac = sweep.parse_harness(0, '{"ok": true, "schedules": 10, "exercised": false}\n')
-    assert vac[:2] == (True, "vacuous")
-    dl = sweep.parse_harness(1, 'x\n{"ok": false, "failures": [{"index": 3, "seed": "0x1f", "kind": "deadlock"}]}\n')
-    assert dl[:4] == (True, "deadlock", 4, "0x1f")
+    """The sweep reads `run --json` through the contract: every line used
+    here is a valid object of harness/json-schema.json, and a line of
+    another version stops the sweep rather than being half-read."""
+    summ = {"v": 1, "type": "summary", "scenario": "s.scn", "purpose": "p", "build": "default", "pool": "sim",
+            "runs": 10, "failures": 0, "steps": 90, "max_choice_points": 9, "seconds": 0.1,
+            "schedules_per_sec": 100.0, "distinct_interleavings": 10, "distinct_is_lower_bound": False,
+            "exercised": True, "reached": True}
+    fail = {"v": 1, "type": "failure", "failure": "s.scn", "seed": 3, "strategy": "pct", "depth": 3,
+            "pct_steps": 9, "status": "deadlock", "failures": "deadlock\n", "schedule": "r1", "race": "",
+            "fairness": "", "replayed": ""}
+    for o in (summ, fail):
+        assert harness_json.problems(o) == [], harness_json.problems(o)
+    line = lambda **kw: json.dumps(kw) + "\n"  # noqa: E731
+    assert sweep.parse_harness(0, line(**summ))[:3] == (False, None, 10)
+    assert sweep.parse_harness(4, line(**dict(summ, reached=False)))[:2] == (True, "vacuous")
+    bad = dict(summ, runs=50, failures=3)
+    dl = sweep.parse_harness(1, "x\n" + line(**fail) + line(**dict(fail, seed=7, status="ok")) + line(**bad))
+    assert dl[:4] == (True, "deadlock", 4, "3")
+    ff = dict(fail, status="process-ended", failures="the process was ended: tpheal: pool-unrepairable\n")
+    assert sweep.parse_harness(1, line(**ff) + line(**bad))[:2] == (True, "fail-fast")
+    assert sweep.parse_harness(1, line(**dict(fail, status="ok", failures="oracle x broken\n")))[:2] == \
+        (True, "oracle")
+    with pytest.raises(sweep.Bad, match="version 2"):
+        sweep.parse_harness(0, line(**dict(summ, v=2)))
+    assert sweep.parse_harness(139, '{"v":1,"type":"summ')[:2] == (True, "crash")
     assert sweep.parse_harness(None, "")[:2] == (True, "timeout")
     assert sweep.unit_kind(1, "[  FAILED  ] 1 test(s)") == "assertion"
     assert sweep.unit_kind(-11, "") == "crash"

@@ -7,7 +7,6 @@ harness/scenario/tpheal-harness and tpheal-harness-failfast.  Seeds per
 strategy: $TPHEAL_SCENARIO_SEEDS (default 200).  Measured on the 2-core CI
 machine (Debug build): the whole corpus, 35 files x 200 seeds x 2 strategies,
 runs in 3-7 s through this file (figures in docs/scenarios.md)."""
-import json
 import os
 import pathlib
 import re
@@ -15,6 +14,7 @@ import re
 import pytest
 
 from conftest import REPO, binary, run_bounded
+import harness_json as HJ  # noqa: E402  (ci/ is on the path: conftest)
 
 SCENARIOS = sorted((REPO / "scenarios").glob("*.scn"))
 SEEDS = int(os.environ.get("TPHEAL_SCENARIO_SEEDS", "200"))
@@ -103,7 +103,7 @@ def test_real_pool_scenario_passes_with_one_thread_started_late(tmp_path, path, 
     copy.write_text(late)
     rc, out = run_bounded([harness(), "run", str(copy), "--seeds", "20", "--strategy", "both",
                            "--json", "--no-replay"], TIMEOUT, cwd=REPO)
-    runs = [json.loads(l) for l in out.splitlines() if l.startswith('{"scenario"')]
+    runs = HJ.of_type(HJ.objects(out), "summary")
     assert rc in (0, 4) and runs and all(r["failures"] == 0 for r in runs), \
         f"{path.name} with thread {thread} started {LATE} late:\n{out[-4000:]}"
 
@@ -288,7 +288,7 @@ def test_reach_is_per_run_and_its_shares_recount_from_the_schedules(tmp_path):
     n = 20
     pct = ["--depth", "2", "--pct-steps", "40"]
     rc, out = run_bounded([harness(), "run", str(f), "--seeds", str(n), "--strategy", "both", *pct, "--json"], 60)
-    shares = {(r["line"], st): r[st] for r in map(json.loads, out.splitlines()) if "reach" in r
+    shares = {(r["line"], st): r[st] for r in HJ.of_type(HJ.objects(out), "reach")
               for st in ("random", "pct")}
     assert len(shares) == 6, out
     recount = {k: [0, 0] for k in shares}
@@ -365,10 +365,10 @@ def test_dfs_over_the_corpus_at_one_preemption_has_no_failure():
     # 4: a requirement no run of a truncated search reached (many-pools-churn's
     # overlap, past the first 1,000 leaves); only a failure (1) is red here
     assert rc in (0, 4), out[-8000:]
-    rows = [json.loads(l) for l in out.splitlines() if l.startswith("{")]
-    dfs = {pathlib.Path(r["dfs"]).name: r for r in rows if isinstance(r.get("dfs"), str)}
+    rows = HJ.objects(out)
+    dfs = {pathlib.Path(r["dfs"]).name: r for r in HJ.of_type(rows, "dfs")}
     assert len(dfs) == len(SCENARIOS), sorted(set(p.name for p in SCENARIOS) - set(dfs))
-    assert not [r for r in rows if "failure" in r], [r for r in rows if "failure" in r][:3]
+    assert not HJ.of_type(rows, "failure"), HJ.of_type(rows, "failure")[:3]
     for name, r in dfs.items():
         assert r["failures"] == 0 and r["interleavings"] > 0, r
     fair = dfs["group-release-cancelling-stops-rearms.scn"]
@@ -381,10 +381,10 @@ def test_verify_prints_a_line_per_scenario_and_a_total():
     small = [str(REPO / "scenarios" / n) for n in ("timer-disarm-discards-queued-tick.scn", "io-run-down.scn")]
     rc, out = run_bounded([harness(), "verify", *small, "--json"], 120, cwd=REPO)
     assert rc == 0, out
-    rows = [json.loads(l) for l in out.splitlines() if l.startswith("{")]
-    lines = [r for r in rows if "verify" in r]
+    rows = HJ.objects(out)
+    lines = HJ.of_type(rows, "verify")
     assert len(lines) == 2 and all(r["complete"] and r["por"] and r["failures"] == 0 for r in lines), rows
-    total = [r for r in rows if "verify_total" in r][0]
+    total = HJ.of_type(rows, "verify-total")[0]
     assert total["verify_total"] == 2 and total["complete"] == 2 and total["runs"] == sum(r["runs"] for r in lines)
     rc, out = run_bounded([harness(), "verify", *small, "--max-runs", "5"], 120, cwd=REPO)
     assert rc == 4 and "INCOMPLETE" in out and "VERIFY TOTAL  0 of 2 scenarios complete" in out, out

@@ -59,7 +59,7 @@ if env_match("FAKE_BADINPUT", scen, "any"):
 if cmd == "stress-batch":
     mode = "real" if REAL else opt("--mode"); base = int(opt("--base"), 16)
     if env_match("FAKE_SKIP", scen, mode):
-        print(json.dumps({"scenario": scen, "mode": opt("--mode"), "runs": 0, "failures": [],
+        print(json.dumps({"v": 1, "type": "batch", "scenario": scen, "mode": opt("--mode"), "runs": 0, "failures": [],
                           "hashes": [], "skipped": "fake reason"}))
         sys.exit(0)
     n = min(int(opt("--count")), max(1, int(opt("--max-ms")) // 10) * 7)
@@ -75,7 +75,8 @@ if cmd == "stress-batch":
         j = min(5, n - 1)  # free-running batches are one run each
         fails.append({"j": j, "seed": "0x%016x" % seeds[j], "status": "deadlock",
                       "reason": "fake deadlock", "schedule": "r1.2.3"})
-    print(json.dumps({"scenario": scen, "mode": opt("--mode"), "pool": "win32" if REAL else "sim",
+    print(json.dumps({"v": int(os.environ.get("FAKE_V", "1")), "type": "batch", "scenario": scen,
+                      "mode": opt("--mode"), "pool": "win32" if REAL else "sim",
                       "runs": n, "steps": 10 * n,
                       "max_choice_points": 40, "failures": fails,
                       # FAKE_FAILTOTAL: more failing runs than the batch details
@@ -84,9 +85,10 @@ if cmd == "stress-batch":
 elif cmd == "stress-faultloop":
     for k in range(3):
         ok = not env_match("FAKE_FAULTFAIL", scen, "faultloop") or k != 1
-        print(json.dumps({"kind": "alloc", "nth": k + 1, "fired": True, "ok": ok,
+        print(json.dumps({"v": 1, "type": "fault-site", "kind": "alloc", "nth": k + 1, "fired": True, "ok": ok,
                           "status": "ok" if ok else "crash", "reason": "" if ok else "leak"}))
-    print(json.dumps({"summary": True, "sites": 3, "per_kind": {"alloc": 3}, "complete": True}))
+    print(json.dumps({"v": 1, "type": "faultloop-summary", "summary": True, "sites": 3, "per_kind": {"alloc": 3},
+                      "complete": True}))
 elif cmd == "run":
     mode = "real" if REAL else opt("--mode")
     sys.exit(1 if env_match("FAKE_REPRO", scen, mode) else 0)
@@ -293,6 +295,16 @@ def test_silent_batch_is_bad_output_that_says_what_came_back(fake, rc):
     assert f and all(x["status"] == "bad-output" for x in f), f
     want = f"exit {rc}, 0 bytes on stdout (0 JSON lines), nothing on stderr"
     assert f[0]["reason"] == want and want in p.stderr, f[0]
+
+
+def test_batch_of_another_contract_version_is_refused_not_half_read(fake):
+    """A batch line of JSON contract v2 (a build from another tree) is bad
+    output that names the versions, never a pass read from changed fields."""
+    p = run_fake(fake, "--seed", "5", "--no-faultloop", "--modes", "controlled", env={"FAKE_V": "2"})
+    assert p.returncode == 1, p.stdout + p.stderr
+    f = results(fake)["failures"]
+    assert f and all(x["status"] == "bad-output" for x in f), f
+    assert "version 2, this ci/ reads version 1" in f[0]["reason"], f[0]
 
 
 def test_native_failure_is_rerun_controlled_and_reports_reproduction(fake):

@@ -39,6 +39,7 @@
 #include "scn_ast.h"
 #include "scn_bench.h"
 #include "scn_clock.h"
+#include "scn_json.h"
 #include "scn_pool.h"
 #include "scn_report.h"
 #include "scn_run.h"
@@ -534,7 +535,6 @@ static bool same_failure(const scn_run_out *a, const scn_run_out *b) {
     return strcmp(a->failures, b->failures) == 0;
 }
 
-static void json_string(const char *s);
 
 /* --save-schedules DIR: the schedule of a reported failure goes to
  * DIR/STEM-STRATEGY-SEED.schedule (a schedule string runs to kilobytes; a
@@ -631,31 +631,23 @@ static int run_one_seed(const scn_scenario *s, const options *o, sched_strategy_
             print_report(s, &ro, &r, verdict, file.s);
             scn_text_free(&file);
         } else {
-            printf("{\"failure\":");
-            json_string(s->path);
-            printf(",\"seed\":%llu,\"strategy\":\"%s\",\"depth\":%u,\"pct_steps\":%llu,\"status\":",
-                   (unsigned long long)ro.seed, strategy_name(ro.strategy), ro.depth,
-                   (unsigned long long)ro.pct_steps);
-            json_string(r.status >= 0 ? sched_status_name((sched_status)r.status) : "native");
-            printf(",\"failures\":");
-            json_string(r.failures ? r.failures : "");
-            printf(",\"schedule\":");
-            json_string(r.schedule ? r.schedule : "");
-            printf(",\"race\":");
-            json_string(r.race ? r.race : "");
-            printf(",\"fairness\":");
-            json_string(r.fairness ? r.fairness : "");
-            printf(",\"replayed\":");
-            json_string(verdict ? verdict : "");
-            {
-                scn_text cmd = {0};
-                if (scn_replay_command(&cmd, argv0, &ro, &r, s->path)) {
-                    printf(",\"replay\":");
-                    json_string(cmd.s);
-                }
-                scn_text_free(&cmd);
-            }
-            printf("}\n");
+            scn_json j;
+            scn_text cmd = {0};
+            scn_json_begin(&j, stdout, "failure");
+            scn_json_str(&j, "failure", s->path);
+            scn_json_u64(&j, "seed", ro.seed);
+            scn_json_str(&j, "strategy", strategy_name(ro.strategy));
+            scn_json_u64(&j, "depth", ro.depth);
+            scn_json_u64(&j, "pct_steps", ro.pct_steps);
+            scn_json_str(&j, "status", r.status >= 0 ? sched_status_name((sched_status)r.status) : "native");
+            scn_json_str(&j, "failures", r.failures);
+            scn_json_str(&j, "schedule", r.schedule);
+            scn_json_str(&j, "race", r.race);
+            scn_json_str(&j, "fairness", r.fairness);
+            scn_json_str(&j, "replayed", verdict);
+            if (scn_replay_command(&cmd, argv0, &ro, &r, s->path)) scn_json_str(&j, "replay", cmd.s);
+            scn_text_free(&cmd);
+            scn_json_end(&j);
         }
     }
     scn_run_out_free(&r);
@@ -676,16 +668,6 @@ static uint64_t pct_steps_for(const scn_scenario *s) {
     if (scn_run(s, &ro, &r) == 0) k = r.choice_points;
     scn_run_out_free(&r);
     return k > 0 ? k : 1;
-}
-
-static void json_string(const char *s) {
-    putchar('"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') printf("\\%c", *s);
-        else if ((unsigned char)*s < 0x20) printf("\\u%04x", *s);
-        else putchar(*s);
-    }
-    putchar('"');
 }
 
 /* Per requirement, the share of each strategy's runs that reached it; true
@@ -709,15 +691,15 @@ static bool report_reach(const scn_scenario *s, const tally *t, const options *o
         }
         if (total == 0 || below) short_of = true;
         if (o->json) {
-            printf("{\"reach\":");
-            json_string(s->path);
-            printf(",\"line\":%d,\"require\":", r->line);
-            json_string(r->text);
+            scn_json j;
+            scn_json_begin(&j, stdout, "reach");
+            scn_json_str(&j, "reach", s->path);
+            scn_json_u64(&j, "line", (uint64_t)r->line);
+            scn_json_str(&j, "require", r->text);
             for (st = 0; st < SCHED_STRATEGY_COUNT; st++)
                 if (t->runs_by[st])
-                    printf(",\"%s\":[%llu,%llu]", strategy_name((sched_strategy_kind)st), (unsigned long long)t->reached[st][q],
-                           (unsigned long long)t->runs_by[st]);
-            printf("}\n");
+                    scn_json_pair(&j, strategy_name((sched_strategy_kind)st), t->reached[st][q], t->runs_by[st]);
+            scn_json_end(&j);
             continue;
         }
         printf("  reach line %d `require %s`:", r->line, r->text);
@@ -794,11 +776,12 @@ static int cmd_run(int argc, char **argv) {
         if (scn_run_unsupported(s, o.native, why, sizeof why)) {
             declined++;
             if (o.json) {
-                printf("{\"scenario\":");
-                json_string(s->path);
-                printf(",\"pool\":\"%s\",\"declined\":", scn_pool_backend_name());
-                json_string(why);
-                printf("}\n");
+                scn_json j;
+                scn_json_begin(&j, stdout, "declined");
+                scn_json_str(&j, "scenario", s->path);
+                scn_json_str(&j, "pool", scn_pool_backend_name());
+                scn_json_str(&j, "declined", why);
+                scn_json_end(&j);
             } else {
                 printf("DECLINED %s  (%s pool: %s)\n", s->path, scn_pool_backend_name(), why);
             }
@@ -835,13 +818,19 @@ static int cmd_run(int argc, char **argv) {
                        (unsigned long long)sched_dfs_max_depth(d), sched_dfs_max_used(d),
                        (unsigned long long)sched_dfs_fair_runs(d), (unsigned long long)sched_dfs_fair_switches(d),
                        (unsigned long long)sched_dfs_max_streak(d));
-            else if (!o.verify)
-                printf("{\"dfs\":\"%s\",\"interleavings\":%llu,\"preemptions\":%u,\"complete\":%s,\"failures\":%llu,"
-                       "\"fair_runs\":%llu,\"fair_switches\":%llu,\"max_streak\":%llu}\n",
-                       s->path, (unsigned long long)sched_dfs_runs(d), o.preemptions,
-                       sched_dfs_complete(d) ? "true" : "false", (unsigned long long)t.failures,
-                       (unsigned long long)sched_dfs_fair_runs(d), (unsigned long long)sched_dfs_fair_switches(d),
-                       (unsigned long long)sched_dfs_max_streak(d));
+            else if (!o.verify) {
+                scn_json j;
+                scn_json_begin(&j, stdout, "dfs");
+                scn_json_str(&j, "dfs", s->path);
+                scn_json_u64(&j, "interleavings", sched_dfs_runs(d));
+                scn_json_u64(&j, "preemptions", o.preemptions);
+                scn_json_bool(&j, "complete", sched_dfs_complete(d));
+                scn_json_u64(&j, "failures", t.failures);
+                scn_json_u64(&j, "fair_runs", sched_dfs_fair_runs(d));
+                scn_json_u64(&j, "fair_switches", sched_dfs_fair_switches(d));
+                scn_json_u64(&j, "max_streak", sched_dfs_max_streak(d));
+                scn_json_end(&j);
+            }
             if (!sched_dfs_complete(d) && !sched_dfs_error(d) && !o.json && !o.verify)
                 printf("  (stopped at --max-runs %llu)\n", (unsigned long long)o.max_runs);
             if (o.verify) {
@@ -854,14 +843,21 @@ static int cmd_run(int argc, char **argv) {
                 vt.traces += sched_dfs_traces(d);
                 vt.pruned += sched_dfs_pruned(d);
                 vt.seconds += secs;
-                if (o.json)
-                    printf("{\"verify\":\"%s\",\"preemptions\":%u,\"por\":%s,\"complete\":%s,\"failures\":%llu,"
-                           "\"runs\":%llu,\"traces\":%llu,\"redundant_runs\":%llu,\"pruned\":%llu,\"seconds\":%.3f}\n",
-                           s->path, o.preemptions, o.por ? "true" : "false", sched_dfs_complete(d) ? "true" : "false",
-                           (unsigned long long)t.failures, (unsigned long long)sched_dfs_runs(d),
-                           (unsigned long long)sched_dfs_traces(d), (unsigned long long)sched_dfs_blocked_runs(d),
-                           (unsigned long long)sched_dfs_pruned(d), secs);
-                else
+                if (o.json) {
+                    scn_json j;
+                    scn_json_begin(&j, stdout, "verify");
+                    scn_json_str(&j, "verify", s->path);
+                    scn_json_u64(&j, "preemptions", o.preemptions);
+                    scn_json_bool(&j, "por", o.por);
+                    scn_json_bool(&j, "complete", sched_dfs_complete(d));
+                    scn_json_u64(&j, "failures", t.failures);
+                    scn_json_u64(&j, "runs", sched_dfs_runs(d));
+                    scn_json_u64(&j, "traces", sched_dfs_traces(d));
+                    scn_json_u64(&j, "redundant_runs", sched_dfs_blocked_runs(d));
+                    scn_json_u64(&j, "pruned", sched_dfs_pruned(d));
+                    scn_json_fixed(&j, "seconds", 3, secs);
+                    scn_json_end(&j);
+                } else
                     printf("VERIFY %s  %s at <= %u preemptions%s: %llu traces, %llu runs, %llu redundant, %llu options "
                            "pruned, %llu failures, %.2f s\n",
                            s->path, ok ? "PROVEN" : t.failures ? "FAILED" : "INCOMPLETE", o.preemptions,
@@ -932,17 +928,23 @@ static int cmd_run(int argc, char **argv) {
         if (no_goal && o.require_reach) unreached = true; /* after its own message above */
         if (unreached && rc == 0) rc = 4;
         if (o.json) {
-            printf("{\"scenario\":");
-            json_string(s->path);
-            printf(",\"purpose\":");
-            json_string(s->purpose);
-            printf(",\"build\":\"%s\",\"pool\":\"%s\",\"runs\":%llu,\"failures\":%llu,\"steps\":%llu,\"max_choice_points\":%llu,"
-                   "\"seconds\":%.3f,\"schedules_per_sec\":%.1f,\"distinct_interleavings\":%llu,"
-                   "\"distinct_is_lower_bound\":%s,\"exercised\":%s,\"reached\":%s}\n",
-                   BUILD_KIND, scn_pool_backend_name(), (unsigned long long)t.runs, (unsigned long long)t.failures,
-                   (unsigned long long)t.steps, (unsigned long long)max_choice, t.seconds,
-                   t.seconds > 0 ? (double)t.runs / t.seconds : 0.0, (unsigned long long)t.distinct,
-                   t.distinct >= DISTINCT_CAP / 2 ? "true" : "false", unexercised ? "false" : "true", unreached ? "false" : "true");
+            scn_json j;
+            scn_json_begin(&j, stdout, "summary");
+            scn_json_str(&j, "scenario", s->path);
+            scn_json_str(&j, "purpose", s->purpose);
+            scn_json_str(&j, "build", BUILD_KIND);
+            scn_json_str(&j, "pool", scn_pool_backend_name());
+            scn_json_u64(&j, "runs", t.runs);
+            scn_json_u64(&j, "failures", t.failures);
+            scn_json_u64(&j, "steps", t.steps);
+            scn_json_u64(&j, "max_choice_points", max_choice);
+            scn_json_fixed(&j, "seconds", 3, t.seconds);
+            scn_json_fixed(&j, "schedules_per_sec", 1, t.seconds > 0 ? (double)t.runs / t.seconds : 0.0);
+            scn_json_u64(&j, "distinct_interleavings", t.distinct);
+            scn_json_bool(&j, "distinct_is_lower_bound", t.distinct >= DISTINCT_CAP / 2);
+            scn_json_bool(&j, "exercised", !unexercised);
+            scn_json_bool(&j, "reached", !unreached);
+            scn_json_end(&j);
         } else if (o.native) {
             /* OS threads: no scheduling points counted, no interleaving hashed */
             printf("%s %s  runs=%llu failures=%llu runs/s=%.2f (free-running, %s pool)\n",
@@ -962,13 +964,19 @@ static int cmd_run(int argc, char **argv) {
     }
     if (!bad && declined == nfiles) rc = 3;
     if (o.verify && vt.scenarios) {
-        if (o.json)
-            printf("{\"verify_total\":%llu,\"complete\":%llu,\"preemptions\":%u,\"failures\":%llu,\"runs\":%llu,"
-                   "\"traces\":%llu,\"pruned\":%llu,\"seconds\":%.3f}\n",
-                   (unsigned long long)vt.scenarios, (unsigned long long)vt.complete, o.preemptions,
-                   (unsigned long long)vt.failures, (unsigned long long)vt.runs, (unsigned long long)vt.traces,
-                   (unsigned long long)vt.pruned, vt.seconds);
-        else
+        if (o.json) {
+            scn_json j;
+            scn_json_begin(&j, stdout, "verify-total");
+            scn_json_u64(&j, "verify_total", vt.scenarios);
+            scn_json_u64(&j, "complete", vt.complete);
+            scn_json_u64(&j, "preemptions", o.preemptions);
+            scn_json_u64(&j, "failures", vt.failures);
+            scn_json_u64(&j, "runs", vt.runs);
+            scn_json_u64(&j, "traces", vt.traces);
+            scn_json_u64(&j, "pruned", vt.pruned);
+            scn_json_fixed(&j, "seconds", 3, vt.seconds);
+            scn_json_end(&j);
+        } else
             printf("VERIFY TOTAL  %llu of %llu scenarios complete at <= %u preemptions (%.0f%%), %llu failures, "
                    "%llu traces, %llu runs, %llu options pruned, %.2f s\n",
                    (unsigned long long)vt.complete, (unsigned long long)vt.scenarios, o.preemptions,

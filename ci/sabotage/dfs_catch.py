@@ -24,6 +24,8 @@ HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 import manifest as mf  # noqa: E402
+sys.path.insert(0, str(HERE.parent))
+import harness_json as HJ  # noqa: E402  (the harness's JSON contract)
 
 TARGETS = ["tpheal-harness", "tpheal-harness-failfast"]
 
@@ -36,23 +38,26 @@ def sh(cmd, cwd, timeout=3600):
 def first_failure(out, key="seed"):
     """The smallest seed (random/pct) or run number (dfs) of a failure row."""
     best = None
-    for line in out.splitlines():
-        if not line.startswith("{"):
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError:
-            continue
-        if "failure" in row and isinstance(row.get(key), int):
+    for row in HJ.of_type(objects(out), "failure"):
+        if isinstance(row.get(key), int):
             best = row[key] if best is None else min(best, row[key])
     return best
 
 
-def dfs_summary(out):
+def objects(out):
+    """The contract's objects of out; a line cut short (a crash) is skipped."""
+    objs = []
     for line in out.splitlines():
-        if line.startswith('{"dfs"'):
-            return json.loads(line)
-    return None
+        try:
+            objs += HJ.objects(line)
+        except json.JSONDecodeError:
+            continue
+    return objs
+
+
+def dfs_summary(out):
+    found = HJ.of_type(objects(out), "dfs")
+    return found[0] if found else None
 
 
 def main():

@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import manifest as mf  # noqa: E402
 import report as rp  # noqa: E402
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+import harness_json  # noqa: E402  (the harness's JSON contract, harness/json-schema.json)
 
 HANG_FLOOR = 15.0
 HANG_FACTOR = 3.0
@@ -286,20 +288,27 @@ FAILURE_RE = re.compile(r"^FAILURE (\S+)\n(?P<body>(?:[ \t].*\n?|\n)*)", re.M)
 SUMMARY_RE = re.compile(r"^(PASS|FAIL|NOT-EXERCISED) (\S+)\s+runs=(\d+) failures=(\d+)", re.M)
 
 
-def harness_text_kind(body):
-    """The failure class of one FAILURE block of tpheal-harness's text report:
-    the scheduler's status when it is not ok, else what the failures say."""
-    st = re.search(r"^\s*status: (\S+)", body, re.M)
-    status = st.group(1) if st else "ok"
+def harness_kind(status, failures):
+    """The failure class of one failing run: the scheduler's status when it
+    is not ok, else what its failure lines say (text report or JSON alike)."""
     if status in ("deadlock", "livelock", "misuse"):
         return status
     if status == "process-ended":
-        return "fail-fast" if "expected" not in body.split("failures:", 1)[-1][:200] else "oracle"
-    if "the sim reported misuse" in body or "expected a misuse report" in body:
+        return "fail-fast" if "expected" not in failures[:200] else "oracle"
+    if "the sim reported misuse" in failures or "expected a misuse report" in failures:
         return "misuse"
-    if "not exercised" in body or "vacuous" in body or "never reached" in body:
+    if "not exercised" in failures or "vacuous" in failures or "never reached" in failures:
         return "vacuous"
     return "oracle"
+
+
+def harness_text_kind(body):
+    """harness_kind of one FAILURE block of tpheal-harness's text report."""
+    st = re.search(r"^\s*status: (\S+)", body, re.M)
+    status = st.group(1) if st else "ok"
+    if status == "process-ended":
+        return harness_kind(status, body.split("failures:", 1)[-1])
+    return harness_kind(status, body)
 
 
 def parse_harness_text(rc, output, first_seed=0):
@@ -341,65 +350,44 @@ def parse_harness(rc, output):
     return parse_harness_json(rc, output)
 
 
-def parse_harness_json(rc, output):
-    """(failed, kind, schedules, seed, note) from `tpheal-harness --json`.
-
-    The harness prints one JSON object (the last line that parses as one is
-    used).  Fields read: "ok"/"passed" (bool) or "result" ("pass"/"fail"),
-    "failure" or "kind" (the failure class), "first_failure" or "failures"[0]
-    with "seed" and "index"/"schedule" (0-based seed index), "schedules"
-    (how many ran), and "vacuous"/"exercised" for a run that tested nothing.
-    """
+def parse_harness_json(rc, output, first_seed=0):
+    """(failed, kind, schedules, seed, note) from `tpheal-harness run --json`,
+    read through the harness's contract (ci/harness_json.py): the first
+    "failure" object is the catching run (seeds run in order from first_seed,
+    so its seed says how many schedules it took), the "summary" objects say
+    the rest.  A line of another contract version stops the sweep (Bad): a
+    verdict read from fields that changed meaning is no verdict."""
     if rc is None:
         return True, "timeout", None, None, "hang bound reached"
-    doc = None
-    for line in reversed(output.splitlines()):
-        line = line.strip()
-        if line.startswith("{") and line.endswith("}"):
-            try:
-                doc = json.loads(line)
-                break
-            except json.JSONDecodeError:
-                continue
-    if doc is None:
+    objs = []
+    for line in output.splitlines():
         try:
-            doc = json.loads(output[output.index("{"):output.rindex("}") + 1])
-        except (ValueError, json.JSONDecodeError):
-            doc = None
-    if doc is None:
+            objs += harness_json.objects(line)
+        except json.JSONDecodeError:
+            continue  # a line cut short by a crash: the exit status tells the rest
+        except harness_json.VersionMismatch as e:
+            raise Bad(f"{e} (harness and ci/ are from different trees)")
+    fails = harness_json.of_type(objs, "failure")
+    sums = harness_json.of_type(objs, "summary")
+    crashed = "memory-error" if ASAN_RE.search(output) else \
+        ("crash" if rc is not None and (rc < 0 or rc > 128) else "assertion")
+    if fails:
+        f = fails[0]
+        schedules = f["seed"] - first_seed + 1 if f.get("strategy") != "dfs" else None
+        return True, harness_kind(f["status"], f["failures"]), schedules, str(f["seed"]), ""
+    if not sums:
         if rc == 0:
             return True, "vacuous", None, None, "exit 0 without a --json report"
-        kind = "memory-error" if ASAN_RE.search(output) else ("crash" if rc < 0 or rc > 128 else "assertion")
-        return True, kind, None, None, f"exit {rc} without a --json report"
-    if isinstance(doc.get("ok"), bool):
-        passed = doc["ok"]
-    elif isinstance(doc.get("passed"), bool):
-        passed = doc["passed"]
-    else:
-        passed = str(doc.get("result", doc.get("status", ""))).lower() in ("pass", "passed", "ok")
-    first = doc.get("first_failure") or doc.get("firstFailure")
-    if not first and isinstance(doc.get("failures"), list) and doc["failures"]:
-        first = doc["failures"][0]
-    first = first if isinstance(first, dict) else {}
-    kind = first.get("kind") or first.get("failure") or doc.get("failure") or doc.get("kind")
-    idx = first.get("index", first.get("schedule", first.get("seed_index")))
-    seed = first.get("seed")
-    schedules = idx + 1 if isinstance(idx, int) else None
-    vac = doc.get("vacuous") is True or doc.get("exercised") is False
-    if passed and rc == 0 and vac:
-        return True, "vacuous", doc.get("schedules"), None, str(doc.get("vacuous_reason", "not exercised"))
-    if passed and rc == 0:
-        return False, None, doc.get("schedules"), None, ""
-    if passed != (rc == 0):
-        note = f"exit {rc} disagrees with the report's verdict"
-    else:
-        note = ""
-    if rc is not None and (rc < 0 or rc > 128) and not kind:
-        kind = "crash"
-    if ASAN_RE.search(output):
-        kind = "memory-error"
-    return True, (str(kind) if kind else "assertion"), schedules, \
-        (str(seed) if seed is not None else None), note
+        return True, crashed, None, None, f"exit {rc} without a --json report"
+    runs = sum(x["runs"] for x in sums)
+    nfail = sum(x["failures"] for x in sums)
+    if not nfail and all(x["exercised"] for x in sums) and not all(x["reached"] for x in sums):
+        return True, "vacuous", runs, None, "a requirement was reached by no run"
+    if rc != 0 or nfail:
+        return True, crashed, None, None, f"exit {rc}, {nfail} failures without a report"
+    if runs == 0:
+        return True, "vacuous", 0, None, "no runs"
+    return False, None, runs, None, ""
 
 
 # ---------------------------------------------------------------- relevance

@@ -14,16 +14,18 @@
  * batch whose scenario expects a deadlock, or whose one run would take longer
  * than --max-run-ms of real time, print the same object with runs 0 and
  * "skipped": why):
- *   {"scenario":..., "mode":..., "strategy":..., "depth":D, "base":"0x..",
+ *   {"v":1,"type":"batch","scenario":..., "mode":..., "strategy":..., "depth":D, "base":"0x..",
  *    "first":J, "runs":N, "steps":S, "max_choice_points":C, "elapsed_ms":T,
  *    "hashes":["<16 hex>",...],          distinct interleaving hashes (controlled)
  *    "failures_total":F, "failures":[{"j":J,"seed":"0x..","status":..,
  *    "reason":..,"schedule":..}, ...]}  (the first max-failures of them)
+ * (harness/json-schema.json, type "batch", is the contract; scn_json.c writes it.)
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "scn_json.h"
 #include "scn_pool.h" /* scn_pool_is_model, scn_pool_backend_name */
 #include "scn_run.h"  /* SCN_SETTLE_DEFAULT, scn_run_unsupported */
 #include "stress.h"
@@ -177,14 +179,19 @@ int tph_stress_batch_main(int argc, char **argv) {
                  "more than the %llu ms allowed", (unsigned long long)est,
                  (unsigned long long)a.max_run_ms);
     if (skip[0]) {
-        fputs("{\"scenario\":", stdout);
-        stress_json_string(stdout, a.path);
-        fprintf(stdout, ",\"mode\":\"%s\",\"pool\":\"%s\",\"runs\":0,",
-                a.cfg.mode == STRESS_NATIVE ? "native" : "controlled", scn_pool_backend_name());
-        fputs("\"failures_total\":0,\"failures\":[],"
-              "\"hashes\":[],\"skipped\":", stdout);
-        stress_json_string(stdout, skip);
-        fputs("}\n", stdout);
+        scn_json j;
+        scn_json_begin(&j, stdout, "batch");
+        scn_json_str(&j, "scenario", a.path);
+        scn_json_str(&j, "mode", a.cfg.mode == STRESS_NATIVE ? "native" : "controlled");
+        scn_json_str(&j, "pool", scn_pool_backend_name());
+        scn_json_u64(&j, "runs", 0);
+        scn_json_u64(&j, "failures_total", 0);
+        scn_json_key(&j, "failures");
+        fputs("[]", stdout);
+        scn_json_key(&j, "hashes");
+        fputs("[]", stdout);
+        scn_json_str(&j, "skipped", skip);
+        scn_json_end(&j);
         scn_free(scn);
         return 0;
     }
@@ -227,31 +234,40 @@ int tph_stress_batch_main(int argc, char **argv) {
         stress_run_out_free(&out);
     }
     FILE *o = stdout;
-    fputs("{\"scenario\":", o);
-    stress_json_string(o, a.path);
-    fprintf(o, ",\"mode\":\"%s\",\"pool\":\"%s\",\"strategy\":\"%s\",\"depth\":%u,\"base\":\"0x%016llx\","
-               "\"first\":%llu,\"runs\":%llu,\"steps\":%llu,\"max_choice_points\":%llu,"
-               "\"elapsed_ms\":%llu,\"failures_total\":%llu,\"failures\":[",
-            a.cfg.mode == STRESS_NATIVE ? "native" : "controlled", scn_pool_backend_name(), strategy_name(&a),
-            a.cfg.pct ? a.cfg.depth : 0u, (unsigned long long)a.base,
-            (unsigned long long)a.first, (unsigned long long)runs, (unsigned long long)steps,
-            (unsigned long long)max_cp, (unsigned long long)(stress_wall_ms() - t0),
-            (unsigned long long)nfail);
+    scn_json j;
+    scn_json_begin(&j, o, "batch");
+    scn_json_str(&j, "scenario", a.path);
+    scn_json_str(&j, "mode", a.cfg.mode == STRESS_NATIVE ? "native" : "controlled");
+    scn_json_str(&j, "pool", scn_pool_backend_name());
+    scn_json_str(&j, "strategy", strategy_name(&a));
+    scn_json_u64(&j, "depth", a.cfg.pct ? a.cfg.depth : 0u);
+    scn_json_hex(&j, "base", a.base);
+    scn_json_u64(&j, "first", a.first);
+    scn_json_u64(&j, "runs", runs);
+    scn_json_u64(&j, "steps", steps);
+    scn_json_u64(&j, "max_choice_points", max_cp);
+    scn_json_u64(&j, "elapsed_ms", stress_wall_ms() - t0);
+    scn_json_u64(&j, "failures_total", nfail);
+    scn_json_key(&j, "failures");
+    fputc('[', o);
     for (uint64_t i = 0; i < nfail && i < a.max_failures; i++) {
         kept_failure *k = &kept[i];
+        /* an element of the array, not a line of its own: no version here */
         fprintf(o, "%s{\"j\":%llu,\"seed\":\"0x%016llx\",\"status\":", i ? "," : "",
                 (unsigned long long)k->j, (unsigned long long)k->seed);
-        stress_json_string(o, k->status);
+        scn_json_string(o, k->status);
         fputs(",\"reason\":", o);
-        stress_json_string(o, k->reason);
+        scn_json_string(o, k->reason);
         if (k->schedule) {
             fputs(",\"schedule\":", o);
-            stress_json_string(o, k->schedule);
+            scn_json_string(o, k->schedule);
             free(k->schedule);
         }
         fputc('}', o);
     }
-    fputs("],\"hashes\":[", o);
+    fputc(']', o);
+    scn_json_key(&j, "hashes");
+    fputc('[', o);
     bool comma = false;
     if (seen.has_zero) {
         fputs("\"0000000000000000\"", o);
@@ -262,8 +278,8 @@ int tph_stress_batch_main(int argc, char **argv) {
         fprintf(o, "%s\"%016llx\"", comma ? "," : "", (unsigned long long)seen.slot[i]);
         comma = true;
     }
-    fputs("]}\n", o);
-    fflush(o);
+    fputc(']', o);
+    scn_json_end(&j);
     stress_hashset_free(&seen);
     scn_free(scn);
     return 0;

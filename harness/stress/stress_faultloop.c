@@ -29,13 +29,15 @@
  * Scenarios that expect a fail-fast, deadlock or misuse are only checked for
  * crashes and leaks (their expected outcome need not survive a fault).
  *
- * Output: one JSON line per injected fault, then a summary line
- *   {"summary":true,"sites":N,"per_kind":{...},"complete":B,"baseline":...}
+ * Output: one JSON line per injected fault (type "fault-site"), then a summary
+ * line {"v":1,"type":"faultloop-summary","summary":true,"sites":N,"per_kind":{...},
+ * "complete":B,...} (harness/json-schema.json).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "scn_json.h"
 #include "scn_pool.h"
 #include "stress.h"
 #include "stress_runner.h"
@@ -185,16 +187,15 @@ static bool leak_check(loop *L) {
 
 static void emit(const char *kind, uint32_t nth, bool ok, const char *status, const char *reason,
                  const char *accepted) {
-    printf("{\"kind\":\"%s\",\"nth\":%u,\"ok\":%s,\"status\":", kind, nth, ok ? "true" : "false");
-    stress_json_string(stdout, status);
-    fputs(",\"reason\":", stdout);
-    stress_json_string(stdout, reason);
-    if (accepted) {
-        fputs(",\"accepted\":", stdout);
-        stress_json_string(stdout, accepted);
-    }
-    fputs("}\n", stdout);
-    fflush(stdout); /* the line before a crash must be out */
+    scn_json j;
+    scn_json_begin(&j, stdout, "fault-site");
+    scn_json_str(&j, "kind", kind);
+    scn_json_u64(&j, "nth", nth);
+    scn_json_bool(&j, "ok", ok);
+    scn_json_str(&j, "status", status);
+    scn_json_str(&j, "reason", reason);
+    if (accepted) scn_json_str(&j, "accepted", accepted);
+    scn_json_end(&j); /* flushed: the line before a crash must be out */
 }
 
 /* Judges one injected run; returns whether it is acceptable. */
@@ -386,20 +387,24 @@ int tph_stress_faultloop_main(int argc, char **argv) {
         }
         record_free(&kbase);
     }
-    printf("{\"summary\":true,\"scenario\":");
-    stress_json_string(stdout, path);
-    printf(",\"seed\":\"0x%016llx\",\"sites\":%llu,\"complete\":%s,\"baseline_passed\":%s,"
-           "\"per_kind\":{",
-           (unsigned long long)seed, (unsigned long long)sites, complete ? "true" : "false",
-           base.passed ? "true" : "false");
+    scn_json j;
+    scn_json_begin(&j, stdout, "faultloop-summary");
+    scn_json_bool(&j, "summary", true);
+    scn_json_str(&j, "scenario", path);
+    scn_json_hex(&j, "seed", seed);
+    scn_json_u64(&j, "sites", sites);
+    scn_json_bool(&j, "complete", complete);
+    scn_json_bool(&j, "baseline_passed", base.passed);
+    scn_json_key(&j, "per_kind");
+    fputc('{', stdout);
     bool comma = false;
     for (size_t ki = 0; ki < NKINDS; ki++) {
         printf("%s\"%s\":%llu", comma ? "," : "", scn_fault_name(KINDS[ki]),
                (unsigned long long)per_kind[KINDS[ki]]);
         comma = true;
     }
-    printf("}}\n");
-    fflush(stdout);
+    fputc('}', stdout);
+    scn_json_end(&j);
     record_free(&base);
     free(L.faults);
     scn_free(scn);

@@ -74,24 +74,6 @@ void stress_hashset_free(stress_hashset *s) {
     stress_hashset_init(s);
 }
 
-/* ---- JSON ------------------------------------------------------------------ */
-void stress_json_string(FILE *f, const char *s) {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        if (*p == '"' || *p == '\\') {
-            fputc('\\', f);
-            fputc(*p, f);
-        } else if (*p == '\n') {
-            fputs("\\n", f);
-        } else if (*p < 0x20) {
-            fprintf(f, "\\u%04x", *p);
-        } else {
-            fputc(*p, f);
-        }
-    }
-    fputc('"', f);
-}
-
 /* ---- wall clock ------------------------------------------------------------ */
 uint64_t stress_wall_ms(void) { return (uint64_t)(scn_wall_seconds() * 1000.0); }
 

@@ -24,9 +24,6 @@ void stress_hashset_init(stress_hashset *);
 bool stress_hashset_add(stress_hashset *, uint64_t v); /* false when out of memory */
 void stress_hashset_free(stress_hashset *);
 
-/* Writes s as a JSON string literal (quotes included). */
-void stress_json_string(FILE *, const char *s);
-
 /* Monotonic wall-clock milliseconds: decides only how many runs a batch
  * makes, never what a run does. */
 uint64_t stress_wall_ms(void);
