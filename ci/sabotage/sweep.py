@@ -53,7 +53,9 @@ DEFAULTS = {
     "fallbackExclude": {},
     "scenarioDir": "scenarios",
     # {harness} {scenario} (absolute path) {seeds} {strategy} {args...}
-    "scenarioCommand": ["{harness}", "run", "--no-replay", "--seeds", "{seeds}",
+    # --json: the harness's contract (ci/harness_json.py), read without regexes;
+    # a manifest's own command may print the text report instead (both parse)
+    "scenarioCommand": ["{harness}", "run", "--json", "--no-replay", "--seeds", "{seeds}",
                         "--strategy", "{strategy}", "{scenario}"],
     "defaultSeeds": 200,
     "defaultStrategy": "pct",
@@ -373,8 +375,11 @@ def parse_harness_json(rc, output, first_seed=0):
         ("crash" if rc is not None and (rc < 0 or rc > 128) else "assertion")
     if fails:
         f = fails[0]
-        schedules = f["seed"] - first_seed + 1 if f.get("strategy") != "dfs" else None
-        return True, harness_kind(f["status"], f["failures"]), schedules, str(f["seed"]), ""
+        if f["strategy"] == "dfs":
+            # a DFS catcher: no seed names the run; its number in the search
+            # ("seed" of a dfs failure) is the schedules it took
+            return True, harness_kind(f["status"], f["failures"]), f["seed"], None, ""
+        return True, harness_kind(f["status"], f["failures"]), f["seed"] - first_seed + 1, str(f["seed"]), ""
     if not sums:
         if rc == 0:
             return True, "vacuous", None, None, "exit 0 without a --json report"
