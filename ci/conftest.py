@@ -5,10 +5,11 @@ Windows (the MSVC and MSYS2 jobs run this driver too)."""
 import os
 import pathlib
 import shutil
-import signal
 import subprocess
 
 import pytest
+
+import procs  # ci/: bounded runs and tree kills, one definition
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 WINDOWS = os.name == "nt"
@@ -40,28 +41,11 @@ def binary(rel: str, build: pathlib.Path | None = None) -> pathlib.Path:
     return next((c for c in cands if c.is_file()), cands[-1])
 
 
-def _kill_tree(proc):
-    if WINDOWS:
-        # No process groups to signal: taskkill ends the tree by parent id.
-        subprocess.run(["taskkill", "/T", "/F", "/PID", str(proc.pid)],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    else:
-        os.killpg(proc.pid, signal.SIGKILL)
-
-
 def run_bounded(cmd, timeout, cwd=None, env=None):
     """Run cmd, return (returncode, combined output). On timeout the whole
-    process tree is killed and returncode is None."""
-    kw = {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP} if WINDOWS else {"start_new_session": True}
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, **kw)
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-        return proc.returncode, out.decode("utf-8", "replace")
-    except subprocess.TimeoutExpired:
-        _kill_tree(proc)
-        out, _ = proc.communicate()
-        return None, out.decode("utf-8", "replace")
+    process tree is killed and returncode is None (ci/procs.py)."""
+    r = procs.run_bounded(cmd, timeout, cwd=cwd, env=env)
+    return r.rc, r.out
 
 
 @pytest.fixture(scope="session")

@@ -25,6 +25,8 @@ import time
 import xml.etree.ElementTree as ET
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "ci"))
+import procs  # noqa: E402  (process groups and tree kills: one definition)
 
 
 def failures_of(xml_path: pathlib.Path) -> list:
@@ -48,17 +50,17 @@ def start_load(k: int):
         sys.exit("soak: stress-ng not found (ci/deps.sh soak installs it)")
     # Its own session: stopped by its process group, never by name.
     return subprocess.Popen([exe, "--cpu", str(k), "--quiet"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+                            stderr=subprocess.DEVNULL, **procs.group_kwargs())
 
 
 def stop_load(p):
     if p is None:
         return
+    procs.kill_tree(p, signal.SIGTERM)
     try:
-        os.killpg(p.pid, signal.SIGTERM)
         p.wait(timeout=30)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
-        os.killpg(p.pid, signal.SIGKILL)
+    except subprocess.TimeoutExpired:
+        procs.kill_tree(p)
         p.wait()
 
 

@@ -30,13 +30,9 @@ import signal
 import subprocess
 
 import harness_json  # the harness's JSON contract (harness/json-schema.json)
+import procs  # bounded runs, tree kills, sanitizer reports: one definition
 
-# A sanitizer report is a failure even when the process exits 0 (halt_on_error
-# is set, but a report printed from a daemon thread's exit path need not stop
-# the process before main returns).
-SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "WARNING: ThreadSanitizer",
-                     "ERROR: LeakSanitizer", "runtime error:", "ERROR: ThreadSanitizer",
-                     "SUMMARY: UndefinedBehaviorSanitizer")
+POSIX = os.name == "posix"
 EXIT_OTHER_BUILD = 4  # the scenario needs the other core build (fail-fast sibling)
 CRASH_RE = re.compile(r"tph-stress: crashed in run (\S+) seed=(0x[0-9a-f]+) j=(\d+)")
 
@@ -116,45 +112,13 @@ class Outcome:
     stdout_tail: str = ""          # the last of stdout, kept for a batch whose output did not parse
 
 
-def _sanitizer_line(text: str) -> str:
-    for line in text.splitlines():
-        if any(m in line for m in SANITIZER_MARKERS):
-            return line.strip()
-    return ""
-
-
-POSIX = os.name == "posix"
-
-
-def _kill(proc, sig):
-    try:
-        if POSIX:
-            os.killpg(proc.pid, sig)
-        else:
-            proc.kill()
-    except ProcessLookupError:
-        pass
-
-
 def call(cmd: list[str], timeout: float, env: dict, wrapper=()) -> Outcome:
     """Runs cmd (prefixed with the exec wrapper, if any) and parses its
-    JSON lines."""
-    proc = subprocess.Popen([*wrapper, *map(str, cmd)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env=env, start_new_session=POSIX)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-        rc = proc.returncode
-    except subprocess.TimeoutExpired:
-        # SIGABRT first: the harness's handler prints which run it was in.
-        try:
-            _kill(proc, signal.SIGABRT if POSIX else None)
-            out, err = proc.communicate(timeout=5)
-        except subprocess.TimeoutExpired:
-            _kill(proc, signal.SIGKILL if POSIX else None)
-            out, err = proc.communicate()
-        rc = None
-    out_s = out.decode("utf-8", "replace")
-    err_s = err.decode("utf-8", "replace")
+    JSON lines.  At the bound SIGABRT first: the harness's handler prints
+    which run it was in."""
+    r = procs.run_bounded([*wrapper, *map(str, cmd)], timeout, env=env, merge=False,
+                          first_signal=signal.SIGABRT)
+    rc, out_s, err_s = r.rc, r.out, r.err
     data, parsed = [], True
     for line in out_s.splitlines():
         try:
@@ -166,11 +130,11 @@ def call(cmd: list[str], timeout: float, env: dict, wrapper=()) -> Outcome:
             parsed = False
             err_s += f"\nstress: {e} (the build and ci/ are from different trees)\n"
     o = Outcome(ok=(rc == 0 and parsed and bool(data)), data=data, returncode=rc, stderr=err_s,
-                stdout_bytes=len(out), stdout_tail=out_s[-2000:])
+                stdout_bytes=len(out_s.encode("utf-8")), stdout_tail=out_s[-2000:])
     m = CRASH_RE.search(err_s)
     if m:
         o.crash_seed, o.crash_j = int(m.group(2), 16), int(m.group(3))
-    o.sanitizer = _sanitizer_line(err_s)
+    o.sanitizer = procs.sanitizer_line(err_s)
     if o.sanitizer:
         o.ok = False
     return o

@@ -37,6 +37,7 @@ import manifest as mf  # noqa: E402
 import report as rp  # noqa: E402
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 import harness_json  # noqa: E402  (the harness's JSON contract, harness/json-schema.json)
+import procs  # noqa: E402  (bounded runs, tree kills, sanitizer reports: one definition)
 
 HANG_FLOOR = 15.0
 HANG_FACTOR = 3.0
@@ -147,49 +148,28 @@ _live_lock = threading.Lock()
 
 def run_bounded(cmd, timeout, cwd=None, env=None, fresh=False):
     """(returncode or None on timeout, output, seconds).  Runs in its own
-    session; on expiry the whole process group is killed, so a catcher's
-    children cannot outlive it.
+    session; on expiry the whole process group is killed, and what it left in
+    its group is reaped even when it exited, so a catcher's children cannot
+    outlive it (ci/procs.py; fresh: see there)."""
+    r = procs.run_bounded(cmd, timeout, cwd=cwd, env=env, fresh=fresh, reap=True,
+                          on_start=_started, on_end=_ended)
+    return r.rc, r.out, r.seconds
 
-    fresh: start the command from a small intermediate shell (which forks it
-    rather than exec'ing it).  Linux carries a process's peak RSS across
-    execve, so a catcher exec'd straight from this (large, threaded) Python
-    process reads *our* peak as its own getrusage ru_maxrss -- measured:
-    test_sched's stack-reuse check (ru_maxrss < 32 MiB) failed that way
-    mid-sweep while passing at baseline."""
-    t0 = now()
-    if fresh:
-        cmd = ["/bin/sh", "-c", '"$@"; exit $?', "sh"] + list(cmd)
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            start_new_session=True)
+
+def _started(pid):
     with _live_lock:
-        _live.add(proc.pid)
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-        rc = proc.returncode
-    except subprocess.TimeoutExpired:
-        _killpg(proc.pid)
-        out, _ = proc.communicate()
-        rc = None
-    finally:
-        # Reap anything the process left in its group even when it exited.
-        _killpg(proc.pid, quiet=True)
-        with _live_lock:
-            _live.discard(proc.pid)
-    return rc, out.decode("utf-8", "replace"), now() - t0
+        _live.add(pid)
 
 
-def _killpg(pgid, quiet=False):
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+def _ended(pid):
+    with _live_lock:
+        _live.discard(pid)
 
 
 def kill_all():
     with _live_lock:
         for pid in list(_live):
-            _killpg(pid)
+            procs.kill_tree(pid)
 
 
 def stop_on_signals():
@@ -253,8 +233,6 @@ class Result:
 
 
 # ---------------------------------------------------------------- failure kinds
-ASAN_RE = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer|MemorySanitizer)|runtime error: "
-                     r"|WARNING: ThreadSanitizer: ")
 CMOCKA_EXC_RE = re.compile(r"Test failed with exception: (.*)")
 
 
@@ -264,9 +242,9 @@ def unit_kind(rc, output):
     death by a signal (directly or as cmocka reports it) is a crash."""
     if rc is None:
         return "timeout"
-    if ASAN_RE.search(output):
+    if procs.sanitizer_line(output):
         return "memory-error"
-    if rc < 0 or rc > 128 or CMOCKA_EXC_RE.search(output):
+    if procs.died_by_signal(rc) or CMOCKA_EXC_RE.search(output):
         return "crash"
     return "assertion"
 
@@ -338,7 +316,8 @@ def parse_harness_text(rc, output, first_seed=0):
     if summary.group(1) == "NOT-EXERCISED" and not fails:
         return True, "vacuous", runs, None, "a requirement was reached by no run"
     if rc != 0 or fails:
-        kind = "memory-error" if ASAN_RE.search(output) else ("crash" if rc < 0 or rc > 128 else "assertion")
+        kind = "memory-error" if procs.sanitizer_line(output) else \
+            ("crash" if procs.died_by_signal(rc) else "assertion")
         return True, kind, None, None, f"exit {rc}, {fails} failures without a report"
     if runs == 0:
         return True, "vacuous", 0, None, "no runs"
@@ -371,8 +350,8 @@ def parse_harness_json(rc, output, first_seed=0):
             raise Bad(f"{e} (harness and ci/ are from different trees)")
     fails = harness_json.of_type(objs, "failure")
     sums = harness_json.of_type(objs, "summary")
-    crashed = "memory-error" if ASAN_RE.search(output) else \
-        ("crash" if rc is not None and (rc < 0 or rc > 128) else "assertion")
+    crashed = "memory-error" if procs.sanitizer_line(output) else \
+        ("crash" if procs.died_by_signal(rc) else "assertion")
     if fails:
         f = fails[0]
         if f["strategy"] == "dfs":
