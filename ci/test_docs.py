@@ -144,3 +144,23 @@ def test_every_rule_row_names_guards_that_exist():
             if fn:
                 assert re.search(rf"\bstatic void {re.escape(fn)}\(void \*\*state\)", src.read_text()), \
                     f"{g}: no such case in {src.name}"
+
+
+def test_harness_includes_no_private_core_header_but_the_seam():
+    """docs/architecture.md's layers: the harness reaches the core through its
+    public headers; of core/src it may include only the seam it implements
+    (os.h) and, in the model's pool backend, the reset that ends a simulated
+    process (process_state.h).  scn_run.c once read tph_object's fields."""
+    private = {p.name for p in (REPO / "core" / "src").glob("*.h")}
+    allowed = {"os.h": None, "process_state.h": {"harness/scenario/pool/sim.c"}}
+    bad = []
+    for f in sorted((REPO / "harness").rglob("*.[ch]")):
+        rel = f.relative_to(REPO).as_posix()
+        for inc in re.findall(r'^\s*#\s*include\s+"([^"]+)"', f.read_text(errors="replace"), re.M):
+            name = inc.rsplit("/", 1)[-1]
+            if "core/src" in inc and inc.endswith(".c"):
+                bad.append(f"{rel}: includes {inc}")  # the fault front's known breach is listed below
+            elif name in private and not (REPO / f.parent / inc).is_file() and \
+                    not (name in allowed and (allowed[name] is None or rel in allowed[name])):
+                bad.append(f"{rel}: includes core/src/{name}")
+    assert bad == ["harness/scenario/pool/win32_faults.c: includes ../../../core/src/win/os_win32.c"], bad

@@ -14,7 +14,6 @@
 
 #include <tpheal/tpheal.h>
 
-#include "object.h"
 #include "rt.h"
 #include "rt_native.h"
 #include "rt_sched.h"
@@ -341,14 +340,25 @@ static void env_of(int obj, tph_env *env) {
     if (o->group >= 0) tph_env_set_group(env, (tph_group *)R.objs[o->group].h);
 }
 
+/* The native pool of scenario pool `pool` (NULL: the default pool), as the
+ * pool backend's knobs and read-outs name it. */
+static const void *pool_native(int pool) {
+    return pool == SCN_DEFAULT_POOL ? NULL : (const void *)tph_pool_key(R.pools[pool]);
+}
+
 static const void *os_of(int obj) {
     const scn_obj *o = &R.s->objs[obj];
     void *h = R.objs[obj].h;
     if (!h) return NULL;
     switch (o->kind) {
-    case SCN_OBJ_EVENT: return tph_handle_os((tph_handle *)h);
-    case SCN_OBJ_GROUP: return tph_group_os((tph_group *)h);
-    default: return (const void *)(uintptr_t)((tph_object *)h)->id;
+    case SCN_OBJ_EVENT: return (const void *)tph_handle_native((tph_handle *)h);
+    case SCN_OBJ_GROUP: return (const void *)tph_group_native((tph_group *)h);
+    case SCN_OBJ_WORK: return (const void *)tph_work_native((tph_work *)h);
+    case SCN_OBJ_WAIT: return (const void *)tph_wait_native((tph_wait *)h);
+    case SCN_OBJ_TIMER: return (const void *)tph_timer_native((tph_timer *)h);
+    case SCN_OBJ_PERIODIC: return (const void *)tph_periodic_native((tph_periodic *)h);
+    case SCN_OBJ_IO: return (const void *)tph_io_native((tph_io *)h);
+    default: return NULL;
     }
 }
 
@@ -455,7 +465,7 @@ static uint64_t term_value(const scn_term *t, bool *ok) {
     }
     case SCN_TERM_BLOCKED: return R.label_time[t->label];
     case SCN_TERM_SEVERED:
-        return scn_pool_severed(t->pool == SCN_DEFAULT_POOL ? NULL : tph_pool_os(R.pools[t->pool]));
+        return scn_pool_severed(pool_native(t->pool));
     case SCN_TERM_ENTRIES: return tph_heal_entry_count();
     case SCN_TERM_HEALER: return tph_heal_healer_running();
     case SCN_TERM_NOW: return rt_now();
@@ -613,7 +623,7 @@ static int exec_op(exec_ctx *c, const scn_op *op) {
     case SCN_OP_TICK: tph_heal_tick(); has_result = false; break;
     case SCN_OP_RETIRE_IDLE: tph_heal_retire_idle(); has_result = false; break;
     case SCN_OP_RETIRE_WORKERS:
-        scn_pool_retire_idle_workers(op->obj == SCN_DEFAULT_POOL ? NULL : tph_pool_os(R.pools[op->obj]));
+        scn_pool_retire_idle_workers(pool_native(op->obj));
         has_result = false;
         break;
     case SCN_OP_SLEEP: rt_sleep_until(rt_now() + op->time); has_result = false; break;
@@ -712,13 +722,13 @@ static bool setup(void) {
             if (tph_pool_set_thread_limits(R.pools[i], mn, mx) != TPH_OK)
                 failf("line %d: pool %s: thread limits %u..%u refused", p->line, p->name, mn, mx);
         }
-        if (p->stall != SCN_STALL_UNSET) scn_pool_set_stall(tph_pool_os(R.pools[i]), p);
-        if (p->start_delay) scn_pool_set_start_delay(tph_pool_os(R.pools[i]), p->start_delay);
+        if (p->stall != SCN_STALL_UNSET) scn_pool_set_stall(pool_native(i), p);
+        if (p->start_delay) scn_pool_set_start_delay(pool_native(i), p->start_delay);
     }
     for (i = 0; i < s->nfaults; i++) {
         const scn_fault *f = &s->faults[i];
         scn_pool_arm_fault(f, f->pool >= 0,
-                           f->pool >= 0 && f->pool != SCN_DEFAULT_POOL ? tph_pool_os(R.pools[f->pool]) : NULL);
+                           f->pool >= 0 ? pool_native(f->pool) : NULL);
     }
     for (i = 0; i < s->nobjs; i++) {
         tph_err e;
@@ -764,7 +774,7 @@ static uint64_t probe_hold_parks(int point) {
 
 static uint64_t probe_pool_stalls(int pool) {
     if (pool != SCN_DEFAULT_POOL && !R.pools[pool]) return 0;
-    return scn_pool_stalls(pool == SCN_DEFAULT_POOL ? NULL : tph_pool_os(R.pools[pool]));
+    return scn_pool_stalls(pool_native(pool));
 }
 
 static bool probe_expr_holds(const scn_expr *e) {

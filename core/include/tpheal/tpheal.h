@@ -13,4 +13,5 @@
 #include <tpheal/group.h>
 #include <tpheal/trace.h>
 #include <tpheal/heal.h>
+#include <tpheal/native.h>
 #endif
