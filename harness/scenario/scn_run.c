@@ -722,8 +722,8 @@ static bool setup(void) {
             if (tph_pool_set_thread_limits(R.pools[i], mn, mx) != TPH_OK)
                 failf("line %d: pool %s: thread limits %u..%u refused", p->line, p->name, mn, mx);
         }
-        if (p->stall != SCN_STALL_UNSET) scn_pool_set_stall(pool_native(i), p);
-        if (p->start_delay) scn_pool_set_start_delay(pool_native(i), p->start_delay);
+        if (p->stall != SCN_STALL_UNSET) scn_pool_set_stall(pool_native((int)i), p);
+        if (p->start_delay) scn_pool_set_start_delay(pool_native((int)i), p->start_delay);
     }
     for (i = 0; i < s->nfaults; i++) {
         const scn_fault *f = &s->faults[i];

@@ -2,26 +2,12 @@
  * calls, for tpheal-harness-realpool: the scenarios that fail the Nth
  * allocation or create run on the real pool too, so the core's error paths
  * meet real handles (a failed repair-object create beside a real wait, a
- * healer pool that cannot be made).  The backend itself is included whole,
- * its failable entry points renamed, so what runs when nothing is armed is
- * exactly the library users link (core/src/win/os_win32.c). */
-#define tph_os_alloc win32_real_alloc
-#define tph_os_pool_create win32_real_pool_create
-#define tph_os_work_create win32_real_work_create
-#define tph_os_wait_create win32_real_wait_create
-#define tph_os_timer_create win32_real_timer_create
-#define tph_os_io_create win32_real_io_create
-#define tph_os_group_create win32_real_group_create
-#define tph_os_event_create win32_real_event_create
-#include "../../../core/src/win/os_win32.c"
-#undef tph_os_alloc
-#undef tph_os_pool_create
-#undef tph_os_work_create
-#undef tph_os_wait_create
-#undef tph_os_timer_create
-#undef tph_os_io_create
-#undef tph_os_group_create
-#undef tph_os_event_create
+ * healer pool that cannot be made).  The backend is built unchanged with its
+ * failable entry points renamed (win32_real.h), so what runs when nothing is
+ * armed is exactly the library users link (core/src/win/os_win32.c). */
+#include <windows.h>
+
+#include "win32_real.h"
 
 #include "win32_faults.h"
 
