@@ -191,7 +191,7 @@ def realpool(w, *args, timeout=120):
 @pytest.mark.windows
 def test_failfast_sibling_runs_under_wine(wine_realpool, tmp_path):
     """A `build fail-fast` scenario re-runs in tpheal-harness-failfast.exe
-    through cmd.exe (run_sibling in harness/main.c): '...' quoting, which
+    through cmd.exe (cli_run_sibling in harness/cli/cli_report.c): '...' quoting, which
     cmd.exe does not know, never found the sibling on Windows (issue 11).
     The scenario sits in a directory with a space and an apostrophe."""
     exe = WIN_BUILD / "harness" / "scenario" / "tpheal-harness.exe"

@@ -123,7 +123,7 @@ int sched_bench_pct(unsigned bug_depth, unsigned pct_depth, uint64_t runs, uint6
     memset(out, 0, sizeof *out);
     if (bug_depth < 1 || pct_depth < 1 || runs == 0) return -1;
     /* k: the most choice points of 100 probe runs, as the runner measures
-     * it for a scenario (harness/main.c, pct_steps_for) */
+     * it for a scenario (harness/cli/cmd_run.c, pct_steps_for) */
     for (i = 0; i < 100; i++) {
         if (chain_run(bug_depth, pct_depth, 0, first_seed + runs + i, &cp) < 0) return -1;
         if (cp > out->k) out->k = cp;

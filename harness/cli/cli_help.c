@@ -1,0 +1,111 @@
+/* tpheal-harness help: the synopsis table and every command's help text,
+ * usage errors, and the unknown-command note. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+typedef struct command_help {
+    const char *name, *synopsis, *text;
+} command_help;
+
+static const command_help HELP[] = {
+    {"run", "run FILE... [--seeds N | --seed S] [--first-seed S] [--strategy random|pct|both]\n"
+            "          [--depth D] [--pct-steps K] [--mode controlled|native] [--json] [--no-replay]\n"
+            "          [--save-schedules DIR] [--min-reach PCT] [--require-reach] [--max-failures N]\n"
+            "       tpheal-harness run FILE... --strategy dfs [--preemptions P] [--max-runs M] [--por]",
+     "Runs each scenario for N seeds (default 100) from --first-seed (default 0), or the one\n"
+     "seed S, with each strategy asked for (default random; pct: depth D, default 3, and K\n"
+     "expected choice points, default measured by a seed-0 probe run).  Every failure prints a\n"
+     "report and the commands that replay it; --save-schedules writes each reported schedule\n"
+     "to DIR and the replay command names the file.  --mode native runs on OS threads\n"
+     "(free-running, real time: a seed does not replay its interleaving).  Progress goes to\n"
+     "stderr every 5 s of a long run (TPHEAL_PROGRESS_SECONDS).  Each `require` line reports\n"
+     "the share of each strategy's runs that reached it; one reached by no run (or by less\n"
+     "than --min-reach PCT) makes the scenario NOT-EXERCISED; a scenario with no `require`\n"
+     "gets a warning (its passes say nothing of what it reached), and with --require-reach\n"
+     "is NOT-EXERCISED.  --max-failures N stops a scenario's runs at its Nth failure\n"
+     "(schedules to first catch: N = 1).  --strategy dfs explores every interleaving with\n"
+     "at most P preemptions (default 2), up to M runs (default 100000); --por adds the\n"
+     "partial-order reduction (see verify).  An option only one strategy reads (--depth,\n"
+     "--pct-steps: pct; --preemptions, --max-runs, --por: dfs) is refused without it.\n"
+     "Exit 0 all passed, 1 a failure, 2 bad input, 3 all declined, 4 not exercised."},
+    {"verify", "verify FILE... [--preemptions P] [--max-runs M] [--no-por] [--json]",
+     "A bounded proof: every interleaving of each scenario with at most P preemptions (default\n"
+     "1), up to M runs a scenario (default 20000), with the partial-order reduction (one run\n"
+     "per class of equivalent schedules; --no-por for the plain bounded search).  One line a\n"
+     "scenario: PROVEN (complete, no failure), INCOMPLETE (stopped at M) or FAILED, with traces,\n"
+     "runs, options pruned and wall time; then a total.  Exit 0 all proven, 1 a failure, 4 some\n"
+     "incomplete, 2 bad input."},
+    {"replay", "replay (--seed S --strategy random | --seed S --strategy pct --depth D --pct-steps K\n"
+               "          | --schedule STRING | --schedule-file PATH) [--trace] FILE",
+     "Re-runs one controlled run of FILE: by its seed with everything the run used (a seed\n"
+     "alone is refused: replayed with another strategy it is another run), or by the exact\n"
+     "schedule a failure report printed (the string, or the file --save-schedules wrote).\n"
+     "--trace prints every trace record of the run.  Exit 0 passed, 1 failed, 2 bad input."},
+    {"list", "list [DIR]",
+     "The scenarios in DIR (default scenarios), the trace points (a scenario names one as\n"
+     "NAME or TARGET/NAME), operations, object kinds, entry fields and faults."},
+    {"bench", "bench [--seeds N]",
+     "Schedules per CPU second of the reference race against the raw fiber switch rate."},
+    {"help", "help [COMMAND]", "This text, or one command's."},
+};
+#define NHELP (sizeof HELP / sizeof HELP[0])
+
+static void print_synopses(FILE *f) {
+    size_t i;
+    for (i = 0; i < NHELP; i++) fprintf(f, "%s tpheal-harness %s\n", i ? "      " : "usage:", HELP[i].synopsis);
+    fprintf(f, "       tpheal-harness COMMAND --help\n");
+}
+
+int cli_usage(const char *why) {
+    if (why) fprintf(stderr, "tpheal-harness: %s\n", why);
+    print_synopses(stderr);
+    return 2;
+}
+
+static const char *const COMMANDS[] = {"run", "verify", "replay", "list", "bench", "help", "stress-batch",
+                                       "stress-faultloop", "--version"};
+
+/* Names what was typed and the nearest command, if it looks like a slip. */
+int cli_unknown_command(const char *cmd) {
+    char why[160];
+    const char *nearest = scn_suggest(cmd, COMMANDS, sizeof COMMANDS / sizeof COMMANDS[0]);
+    if (nearest) snprintf(why, sizeof why, "unknown command '%s' (did you mean '%s'?)", cmd, nearest);
+    else snprintf(why, sizeof why, "unknown command '%s'", cmd);
+    return cli_usage(why);
+}
+
+/* `help [CMD]` / `CMD --help`: to stdout, exit 0; an unknown CMD is usage. */
+int cli_help(const char *cmd) {
+    size_t i;
+    if (!cmd) {
+        print_synopses(stdout);
+        printf("\nExit: 0 passed, 1 a failure, 2 bad input or usage, 3 nothing ran (all declined), 4 not exercised.\n");
+        return 0;
+    }
+    for (i = 0; i < NHELP; i++)
+        if (strcmp(cmd, HELP[i].name) == 0) {
+            printf("usage: tpheal-harness %s\n\n%s\n", HELP[i].synopsis, HELP[i].text);
+            return 0;
+        }
+    {
+        char why[160];
+        const char *nearest = scn_suggest(cmd, COMMANDS, sizeof COMMANDS / sizeof COMMANDS[0]);
+        snprintf(why, sizeof why, "help: unknown command '%s'%s%s%s", cmd, nearest ? " (did you mean '" : "",
+                 nearest ? nearest : "", nearest ? "'?)" : "");
+        return cli_usage(why);
+    }
+}
+
+bool cli_wants_help(int argc, char **argv) {
+    int i;
+    for (i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return true;
+    return false;
+}
+
+/* The options that take no value: the sibling re-execution (run_sibling)
+ * copies every other option with the word after it.  One list, so a new flag
+ * cannot be copied with the file name as its "value" (--trace was). */
