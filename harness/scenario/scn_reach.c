@@ -16,21 +16,12 @@
 #define R_OR64(p, v) __atomic_fetch_or((p), (v), __ATOMIC_SEQ_CST)
 #endif
 
-#define ACTORS (SCN_REQ_OBJ_BASE + 256)
-
-static struct {
-    const scn_scenario *s;
-    bool overlaps; /* any overlap requirement: the enter/leave fast path */
-    volatile uint64_t reached;
-    volatile uint32_t in_flight[ACTORS];
-} RS;
-
-void scn_reach_begin(const scn_scenario *s) {
+void scn_reach_begin(scn_reach *rs, const scn_scenario *s) {
     size_t i;
-    memset((void *)&RS, 0, sizeof RS);
-    RS.s = s;
+    memset((void *)rs, 0, sizeof *rs);
+    rs->s = s;
     for (i = 0; i < s->nrequires; i++)
-        if (s->requires[i].kind == SCN_REQ_OVERLAP) RS.overlaps = true;
+        if (s->requires[i].kind == SCN_REQ_OVERLAP) rs->overlaps = true;
 }
 
 bool scn_reach_op_in_flight(scn_op_kind k) {
@@ -40,47 +31,47 @@ bool scn_reach_op_in_flight(scn_op_kind k) {
 /* Each side raises its own count, then looks at the other's: with seq_cst
  * atomics, of two actors in flight together at least one sees the other
  * (on OS threads too). */
-void scn_reach_enter(int actor) {
+void scn_reach_enter(scn_reach *rs, int actor) {
     size_t i;
-    if (!RS.overlaps || actor < 0 || actor >= ACTORS) return;
-    R_ADD(&RS.in_flight[actor], 1u);
-    for (i = 0; i < RS.s->nrequires; i++) {
-        const scn_require *r = &RS.s->requires[i];
+    if (!rs->overlaps || actor < 0 || actor >= SCN_REACH_ACTORS) return;
+    R_ADD(&rs->in_flight[actor], 1u);
+    for (i = 0; i < rs->s->nrequires; i++) {
+        const scn_require *r = &rs->s->requires[i];
         int other;
         if (r->kind != SCN_REQ_OVERLAP || (r->a != actor && r->b != actor)) continue;
         other = r->a == actor ? r->b : r->a;
-        if (R_LOAD(&RS.in_flight[other]) > 0) R_OR64(&RS.reached, (uint64_t)1 << i);
+        if (R_LOAD(&rs->in_flight[other]) > 0) R_OR64(&rs->reached, (uint64_t)1 << i);
     }
 }
 
-void scn_reach_leave(int actor) {
-    if (!RS.overlaps || actor < 0 || actor >= ACTORS) return;
-    R_ADD(&RS.in_flight[actor], (uint32_t)-1);
+void scn_reach_leave(scn_reach *rs, int actor) {
+    if (!rs->overlaps || actor < 0 || actor >= SCN_REACH_ACTORS) return;
+    R_ADD(&rs->in_flight[actor], (uint32_t)-1);
 }
 
-void scn_reach_at_quiescence(const scn_reach_probe *p) {
+void scn_reach_at_quiescence(scn_reach *rs, const scn_reach_probe *p) {
     size_t i;
-    for (i = 0; i < RS.s->nrequires; i++) {
-        const scn_require *r = &RS.s->requires[i];
+    for (i = 0; i < rs->s->nrequires; i++) {
+        const scn_require *r = &rs->s->requires[i];
         bool hit = false;
-        if (r->kind == SCN_REQ_SEVERED) hit = p->pool_stalls(r->pool) > 0;
-        else if (r->kind == SCN_REQ_EXPR) hit = p->expr_holds(&r->expr);
-        if (hit) R_OR64(&RS.reached, (uint64_t)1 << i);
+        if (r->kind == SCN_REQ_SEVERED) hit = p->pool_stalls(p->ctx, r->pool) > 0;
+        else if (r->kind == SCN_REQ_EXPR) hit = p->expr_holds(p->ctx, &r->expr);
+        if (hit) R_OR64(&rs->reached, (uint64_t)1 << i);
     }
 }
 
-uint64_t scn_reach_at_end(const scn_reach_probe *p) {
+uint64_t scn_reach_at_end(scn_reach *rs, const scn_reach_probe *p) {
     size_t i;
-    for (i = 0; i < RS.s->nrequires; i++) {
-        const scn_require *r = &RS.s->requires[i];
+    for (i = 0; i < rs->s->nrequires; i++) {
+        const scn_require *r = &rs->s->requires[i];
         bool hit = false;
         switch (r->kind) {
-        case SCN_REQ_TRACE: hit = p->trace_count(r->point, r->pool) >= r->count; break;
-        case SCN_REQ_HOLD: hit = p->hold_parks(r->point) > 0; break;
+        case SCN_REQ_TRACE: hit = p->trace_count(p->ctx, r->point, r->pool) >= r->count; break;
+        case SCN_REQ_HOLD: hit = p->hold_parks(p->ctx, r->point) > 0; break;
         case SCN_REQ_FAULT: hit = scn_pool_fault_fired(r->fault) > 0; break;
         default: break;
         }
-        if (hit) R_OR64(&RS.reached, (uint64_t)1 << i);
+        if (hit) R_OR64(&rs->reached, (uint64_t)1 << i);
     }
-    return RS.reached;
+    return rs->reached;
 }

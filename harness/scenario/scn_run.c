@@ -26,6 +26,8 @@
 #define MAX_FAILURES 20
 
 typedef struct obj_state {
+    struct run_state *run; /* the run it belongs to, and its index there: */
+    int index;             /* what its callbacks' ctx tells them */
     void *h;              /* tph_work*, tph_wait*, ... (NULL until created) */
     void *file;           /* io: the backend's file (scn_pool_file_create) */
     bool created, dead;   /* dead: closed, or released by its group */
@@ -92,9 +94,9 @@ typedef struct run_state {
     scn_text trace_all;
     scn_text misuse;
     scn_text faults;
+    scn_reach reach;              /* which `require` lines this run reached */
 } run_state;
 
-static run_state R;
 
 /* The healer's pool key outlives the run where the process does (the real
  * pool): a later run must still tell the healer's registry entry from a
@@ -104,37 +106,37 @@ static bool kept_healer_key_known;
 
 /* ---- failures ------------------------------------------------------------ */
 
-static void failf(const char *fmt, ...) SCN_PRINTF(1, 2);
-static void format_tail_into(scn_text *t);
-static void format_rec(scn_text *t, uint64_t n, const tail_rec *r);
+static void failf(run_state *run, const char *fmt, ...) SCN_PRINTF(2, 3);
+static void format_tail_into(run_state *run, scn_text *t);
+static void format_rec(run_state *run, scn_text *t, uint64_t n, const tail_rec *r);
 
 #include <stdarg.h>
-static void failf(const char *fmt, ...) {
+static void failf(run_state *run, const char *fmt, ...) {
     char buf[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    rt_lock_acquire(&R.lock);
-    if (R.nfail == 0) {
-        R.fail_seen = true;
-        R.fail_rec = R.tail_n;
-        R.fail_time = rt_now();
-        format_tail_into(&R.fail_tail);
+    rt_lock_acquire(&run->lock);
+    if (run->nfail == 0) {
+        run->fail_seen = true;
+        run->fail_rec = run->tail_n;
+        run->fail_time = rt_now();
+        format_tail_into(run, &run->fail_tail);
     }
-    if (R.nfail < MAX_FAILURES) scn_text_printf(&R.fail, "%s\n", buf);
-    else if (R.nfail == MAX_FAILURES) scn_text_printf(&R.fail, "(more failures not shown)\n");
-    R.nfail++;
-    rt_lock_release(&R.lock);
+    if (run->nfail < MAX_FAILURES) scn_text_printf(&run->fail, "%s\n", buf);
+    else if (run->nfail == MAX_FAILURES) scn_text_printf(&run->fail, "(more failures not shown)\n");
+    run->nfail++;
+    rt_lock_release(&run->lock);
 }
 
 
 /* ---- trace hook: counts, the tail, holds ---------------------------------- */
 
-static int pool_index_of_key(uintptr_t key) {
+static int pool_index_of_key(run_state *run, uintptr_t key) {
     size_t i;
-    for (i = 0; i < R.s->npools; i++)
-        if (R.keys[i] == key && (i == 0 || R.pools[i])) return (int)i;
+    for (i = 0; i < run->s->npools; i++)
+        if (run->keys[i] == key && (i == 0 || run->pools[i])) return (int)i;
     return -1;
 }
 
@@ -185,17 +187,17 @@ static ev_info event_info(const char *ev) {
 static bool hold_matches_pool(int want, int pool) { return want < 0 || want == pool; }
 
 static void hook(const tph_trace_record *rec, void *ctx) {
+    run_state *run = (run_state *)ctx;
     int pt, pool = -1;
     size_t i;
     ev_info ei;
-    (void)ctx;
     scn_pool_announce_note(rec->target, rec->event, rec->a, rec->b);
-    rt_lock_acquire(&R.lock);
+    rt_lock_acquire(&run->lock);
     ei = event_info(rec->event);
     pt = ei.point;
-    if (pt >= 0 && scn_trace_point_has_pool(pt)) pool = pool_index_of_key((uintptr_t)rec->a);
+    if (pt >= 0 && scn_trace_point_has_pool(pt)) pool = pool_index_of_key(run, (uintptr_t)rec->a);
     {
-        tail_rec *t = &R.tail[R.tail_n % TRACE_TAIL];
+        tail_rec *t = &run->tail[run->tail_n % TRACE_TAIL];
         const char *who = rt_thread_name();
         size_t n = 0;
         t->thread = rec->thread;
@@ -207,47 +209,47 @@ static void hook(const tph_trace_record *rec, void *ctx) {
         t->pool = pool;
         t->a = (pt >= 0 && scn_trace_point_has_pool(pt)) ? 0 : rec->a;
         t->b = rec->b;
-        R.tail_n++;
-        if (R.full_trace) format_rec(&R.trace_all, R.tail_n, t);
+        run->tail_n++;
+        if (run->full_trace) format_rec(run, &run->trace_all, run->tail_n, t);
     }
     if (ei.special == EV_STALE_TICK) {
         /* The native pool ran the callback; the core kept it from the user
          * (core/src/timer.c).  Counted so the callback-count oracle can tell
          * the two apart. */
-        for (i = 0; i < R.s->nobjs; i++)
-            if (R.objs[i].os && (uintptr_t)R.objs[i].os == (uintptr_t)rec->a) R.objs[i].swallowed++;
+        for (i = 0; i < run->s->nobjs; i++)
+            if (run->objs[i].os && (uintptr_t)run->objs[i].os == (uintptr_t)rec->a) run->objs[i].swallowed++;
     }
     if (pt < 0) {
-        rt_lock_release(&R.lock);
+        rt_lock_release(&run->lock);
         return;
     }
     if (pool >= 0 && pool < 64) {
-        if (ei.special == EV_CANCELLED) R.last_cancel_at[pool] = R.tail_n;
-        else if (ei.special == EV_REPAIR_STARTED) R.last_start_at[pool] = R.tail_n;
+        if (ei.special == EV_CANCELLED) run->last_cancel_at[pool] = run->tail_n;
+        else if (ei.special == EV_REPAIR_STARTED) run->last_start_at[pool] = run->tail_n;
     }
     if (ei.special == EV_HEALER_STARTED) {
-        R.healer_key = (uintptr_t)rec->a;
-        R.healer_key_known = true;
+        run->healer_key = (uintptr_t)rec->a;
+        run->healer_key_known = true;
     }
-    R.counts[(size_t)pt * (R.s->npools + 1) + R.s->npools]++;
-    if (pool >= 0) R.counts[(size_t)pt * (R.s->npools + 1) + (size_t)pool]++;
-    if (R.awaiting) rt_wake_all(&R.await_q);
-    for (i = 0; i < R.s->norders; i++) {
-        const scn_order *o = &R.s->orders[i];
-        size_t col = o->pool < 0 ? R.s->npools : (size_t)o->pool;
+    run->counts[(size_t)pt * (run->s->npools + 1) + run->s->npools]++;
+    if (pool >= 0) run->counts[(size_t)pt * (run->s->npools + 1) + (size_t)pool]++;
+    if (run->awaiting) rt_wake_all(&run->await_q);
+    for (i = 0; i < run->s->norders; i++) {
+        const scn_order *o = &run->s->orders[i];
+        size_t col = o->pool < 0 ? run->s->npools : (size_t)o->pool;
         if (o->then != pt || !hold_matches_pool(o->pool, pool)) continue;
-        if (R.counts[(size_t)o->first * (R.s->npools + 1) + col] < R.counts[(size_t)pt * (R.s->npools + 1) + col])
-            R.order_broken[i]++;
+        if (run->counts[(size_t)o->first * (run->s->npools + 1) + col] < run->counts[(size_t)pt * (run->s->npools + 1) + col])
+            run->order_broken[i]++;
     }
     /* releases first: an until-event wakes the holds waiting for it */
-    for (i = 0; i < R.s->nholds; i++) {
-        const scn_hold *h = &R.s->holds[i];
+    for (i = 0; i < run->s->nholds; i++) {
+        const scn_hold *h = &run->s->holds[i];
         if (h->release == SCN_HOLD_UNTIL && h->until_point == pt && hold_matches_pool(h->until_pool, pool))
-            rt_wake_all(&R.holds[i].q);
+            rt_wake_all(&run->holds[i].q);
     }
-    for (i = 0; i < R.s->nholds; i++) {
-        const scn_hold *h = &R.s->holds[i];
-        hold_state *hs = &R.holds[i];
+    for (i = 0; i < run->s->nholds; i++) {
+        const scn_hold *h = &run->s->holds[i];
+        hold_state *hs = &run->holds[i];
         if (h->point != pt || !hold_matches_pool(h->pool, pool) || hs->done) continue;
         hs->matched++;
         if (hs->matched < h->nth) continue;
@@ -255,21 +257,22 @@ static void hook(const tph_trace_record *rec, void *ctx) {
         hs->parks++;
         if (h->release == SCN_HOLD_FOR) {
             uint64_t deadline = rt_now() + h->duration;
-            while (rt_now() < deadline) rt_wait(&hs->q, &R.lock, deadline, "scenario hold (for)");
+            while (rt_now() < deadline) rt_wait(&hs->q, &run->lock, deadline, "scenario hold (for)");
         } else {
             /* Released once the until-event has been recorded at all: if it
              * came first, the order the hold exists to force already holds. */
-            size_t slot = (size_t)h->until_point * (R.s->npools + 1) +
-                          (h->until_pool < 0 ? R.s->npools : (size_t)h->until_pool);
-            while (R.counts[slot] < h->until_count) rt_wait(&hs->q, &R.lock, RT_FOREVER, "scenario hold (until)");
+            size_t slot = (size_t)h->until_point * (run->s->npools + 1) +
+                          (h->until_pool < 0 ? run->s->npools : (size_t)h->until_pool);
+            while (run->counts[slot] < h->until_count) rt_wait(&hs->q, &run->lock, RT_FOREVER, "scenario hold (until)");
         }
     }
-    rt_lock_release(&R.lock);
+    rt_lock_release(&run->lock);
 }
 
 /* ---- objects ---------------------------------------------------------------- */
 
 typedef struct exec_ctx {
+    struct run_state *run;
     const char *who; /* thread name or "callback X" */
     int actor;       /* the thread's index (scn_reach_enter), -1 in a callback */
 } exec_ctx;
@@ -281,74 +284,76 @@ static void exec_block(exec_ctx *, const scn_block *);
  * numbering of the records stays the stream's).  What calls(X) and
  * overlap(X) count, made visible.  rt_now and rt_thread_name are no
  * scheduling points, so tracing leaves the schedule as it is. */
-static void note_callback_locked(int obj, const char *what) {
+static void note_callback_locked(run_state *run, int obj, const char *what) {
     uint64_t now;
     const char *who;
-    if (!R.full_trace) return;
+    if (!run->full_trace) return;
     now = rt_now();
     who = rt_thread_name();
-    scn_text_printf(&R.trace_all, "#- t=%llu.%04llums %s scenario/callback-%s obj=%s calls=%llu running=%u\n",
+    scn_text_printf(&run->trace_all, "#- t=%llu.%04llums %s scenario/callback-%s obj=%s calls=%llu running=%u\n",
                     (unsigned long long)(now / SCN_MS), (unsigned long long)(now % SCN_MS), who ? who : "?",
-                    what, R.s->objs[obj].name, (unsigned long long)R.objs[obj].calls, R.objs[obj].running);
+                    what, run->s->objs[obj].name, (unsigned long long)run->objs[obj].calls, run->objs[obj].running);
 }
 
-static void run_callback(int obj) {
-    const scn_obj *o = &R.s->objs[obj];
-    scn_reach_enter(SCN_REQ_OBJ_BASE + obj);
-    rt_lock_acquire(&R.lock);
-    R.objs[obj].calls++;
-    if (++R.objs[obj].running > R.objs[obj].max_running) R.objs[obj].max_running = R.objs[obj].running;
-    note_callback_locked(obj, "start");
-    rt_lock_release(&R.lock);
+static void run_callback(run_state *run, int obj) {
+    const scn_obj *o = &run->s->objs[obj];
+    scn_reach_enter(&run->reach, SCN_REQ_OBJ_BASE + obj);
+    rt_lock_acquire(&run->lock);
+    run->objs[obj].calls++;
+    if (++run->objs[obj].running > run->objs[obj].max_running) run->objs[obj].max_running = run->objs[obj].running;
+    note_callback_locked(run, obj, "start");
+    rt_lock_release(&run->lock);
     if (o->callback >= 0) {
         char who[SCN_NAME_MAX + 16];
         exec_ctx c;
         snprintf(who, sizeof who, "callback %s", o->name);
+        c.run = run;
         c.who = who;
         c.actor = -1;
-        exec_block(&c, &R.s->callbacks[o->callback].body);
+        exec_block(&c, &run->s->callbacks[o->callback].body);
     }
-    rt_lock_acquire(&R.lock);
-    R.objs[obj].running--;
-    note_callback_locked(obj, "return");
-    rt_lock_release(&R.lock);
-    scn_reach_leave(SCN_REQ_OBJ_BASE + obj);
+    rt_lock_acquire(&run->lock);
+    run->objs[obj].running--;
+    note_callback_locked(run, obj, "return");
+    rt_lock_release(&run->lock);
+    scn_reach_leave(&run->reach, SCN_REQ_OBJ_BASE + obj);
 }
 
-/* ctx carries the object index (not a pointer into our tables, so a report
- * could print it without an address). */
-#define IX(ctx) ((int)(intptr_t)(ctx))
-static void work_cb(tph_work *w, void *ctx) { (void)w; run_callback(IX(ctx)); }
-static void wait_cb(tph_wait *w, void *ctx, tph_wait_result r) { (void)w; (void)r; run_callback(IX(ctx)); }
-static void timer_cb(tph_timer *t, void *ctx) { (void)t; run_callback(IX(ctx)); }
-static void periodic_cb(tph_periodic *p, void *ctx) { (void)p; run_callback(IX(ctx)); }
+/* A callback's ctx is its object's state, which knows its run and its
+ * index (no address reaches a report: the index names the object). */
+#define ON_CALLBACK(ctx) run_callback(((obj_state *)(ctx))->run, ((obj_state *)(ctx))->index)
+static void work_cb(tph_work *w, void *ctx) { (void)w; ON_CALLBACK(ctx); }
+static void wait_cb(tph_wait *w, void *ctx, tph_wait_result r) { (void)w; (void)r; ON_CALLBACK(ctx); }
+static void timer_cb(tph_timer *t, void *ctx) { (void)t; ON_CALLBACK(ctx); }
+static void periodic_cb(tph_periodic *p, void *ctx) { (void)p; ON_CALLBACK(ctx); }
 static void io_cb(tph_io *io, void *ctx, void *ov, uint32_t res, uintptr_t bytes) {
     (void)io; (void)ov; (void)res; (void)bytes;
-    run_callback(IX(ctx));
+    ON_CALLBACK(ctx);
 }
 static void group_cancel_cb(void *object_ctx, void *cleanup_ctx) {
+    obj_state *st = (obj_state *)object_ctx;
     (void)cleanup_ctx;
-    rt_lock_acquire(&R.lock);
-    R.objs[IX(object_ctx)].group_cancels++;
-    rt_lock_release(&R.lock);
+    rt_lock_acquire(&st->run->lock);
+    st->group_cancels++;
+    rt_lock_release(&st->run->lock);
 }
 
-static void env_of(int obj, tph_env *env) {
-    const scn_obj *o = &R.s->objs[obj];
+static void env_of(run_state *run, int obj, tph_env *env) {
+    const scn_obj *o = &run->s->objs[obj];
     tph_env_init(env);
-    if (o->pool != SCN_DEFAULT_POOL) tph_env_set_pool(env, R.pools[o->pool]);
-    if (o->group >= 0) tph_env_set_group(env, (tph_group *)R.objs[o->group].h);
+    if (o->pool != SCN_DEFAULT_POOL) tph_env_set_pool(env, run->pools[o->pool]);
+    if (o->group >= 0) tph_env_set_group(env, (tph_group *)run->objs[o->group].h);
 }
 
 /* The native pool of scenario pool `pool` (NULL: the default pool), as the
  * pool backend's knobs and read-outs name it. */
-static const void *pool_native(int pool) {
-    return pool == SCN_DEFAULT_POOL ? NULL : (const void *)tph_pool_key(R.pools[pool]);
+static const void *pool_native(run_state *run, int pool) {
+    return pool == SCN_DEFAULT_POOL ? NULL : (const void *)tph_pool_key(run->pools[pool]);
 }
 
-static const void *os_of(int obj) {
-    const scn_obj *o = &R.s->objs[obj];
-    void *h = R.objs[obj].h;
+static const void *os_of(run_state *run, int obj) {
+    const scn_obj *o = &run->s->objs[obj];
+    void *h = run->objs[obj].h;
     if (!h) return NULL;
     switch (o->kind) {
     case SCN_OBJ_EVENT: return (const void *)tph_handle_native((tph_handle *)h);
@@ -362,24 +367,24 @@ static const void *os_of(int obj) {
     }
 }
 
-static tph_err create_obj(int obj) {
-    const scn_obj *o = &R.s->objs[obj];
-    obj_state *st = &R.objs[obj];
-    void *ctx = (void *)(intptr_t)obj;
+static tph_err create_obj(run_state *run, int obj) {
+    const scn_obj *o = &run->s->objs[obj];
+    obj_state *st = &run->objs[obj];
+    void *ctx = &run->objs[obj];
     tph_env env;
     tph_err e = TPH_EINVAL;
     void *h = NULL;
     if (st->created) return TPH_EBUSY;
-    env_of(obj, &env);
+    env_of(run, obj, &env);
     switch (o->kind) {
     case SCN_OBJ_EVENT: e = tph_event_create((tph_handle **)&h, o->manual_reset, o->initially_set); break;
     case SCN_OBJ_WORK: e = tph_work_create((tph_work **)&h, work_cb, ctx, &env); break;
     case SCN_OBJ_WAIT:
-        if (!R.objs[o->event].created || R.objs[o->event].dead) {
-            failf("line %d: wait %s: its event %s is not open", o->line, o->name, R.s->objs[o->event].name);
+        if (!run->objs[o->event].created || run->objs[o->event].dead) {
+            failf(run, "line %d: wait %s: its event %s is not open", o->line, o->name, run->s->objs[o->event].name);
             return TPH_EINVAL;
         }
-        e = tph_wait_create((tph_wait **)&h, (tph_handle *)R.objs[o->event].h, wait_cb, ctx, &env);
+        e = tph_wait_create((tph_wait **)&h, (tph_handle *)run->objs[o->event].h, wait_cb, ctx, &env);
         break;
     case SCN_OBJ_TIMER: e = tph_timer_create((tph_timer **)&h, timer_cb, ctx, &env); break;
     case SCN_OBJ_PERIODIC:
@@ -398,7 +403,7 @@ static tph_err create_obj(int obj) {
     if (e == TPH_OK) {
         st->h = h;
         st->created = true;
-        st->os = os_of(obj);
+        st->os = os_of(run, obj);
     }
     return e;
 }
@@ -406,28 +411,29 @@ static tph_err create_obj(int obj) {
 /* An operation on an object that is not open would hand the core a dead
  * pointer: that is a mistake in the scenario, reported, never performed. */
 static bool live(const scn_op *op, exec_ctx *c) {
-    const obj_state *st = &R.objs[op->obj];
+    run_state *run = c->run;
+    const obj_state *st = &run->objs[op->obj];
     if (st->created && !st->dead) return true;
-    failf("line %d: %s: `%s %s` on an object that is %s", op->line, c->who, scn_op_name(op->kind),
-          R.s->objs[op->obj].name, st->created ? "closed" : "not created");
+    failf(run, "line %d: %s: `%s %s` on an object that is %s", op->line, c->who, scn_op_name(op->kind),
+          run->s->objs[op->obj].name, st->created ? "closed" : "not created");
     return false;
 }
 
-static void mark_group_released(int g) {
+static void mark_group_released(run_state *run, int g) {
     size_t i;
-    for (i = 0; i < R.s->nobjs; i++)
-        if (R.s->objs[i].group == g && R.objs[i].created) R.objs[i].dead = true;
+    for (i = 0; i < run->s->nobjs; i++)
+        if (run->s->objs[i].group == g && run->objs[i].created) run->objs[i].dead = true;
 }
 
 /* ---- expressions ----------------------------------------------------------- */
 
-static uint64_t term_value(const scn_term *t, bool *ok) {
+static uint64_t term_value(run_state *run, const scn_term *t, bool *ok) {
     tph_heal_entry_info info;
     switch (t->kind) {
     case SCN_TERM_NUMBER: return t->number;
     case SCN_TERM_FIELD: {
-        bool exists = (t->pool == SCN_DEFAULT_POOL || R.pools[t->pool]) &&
-                      tph_heal_entry_get(R.keys[t->pool], &info);
+        bool exists = (t->pool == SCN_DEFAULT_POOL || run->pools[t->pool]) &&
+                      tph_heal_entry_get(run->keys[t->pool], &info);
         if (!exists) memset(&info, 0, sizeof info);
         switch (t->field) {
         case SCN_FIELD_EXISTS: return exists;
@@ -444,28 +450,28 @@ static uint64_t term_value(const scn_term *t, bool *ok) {
     }
     case SCN_TERM_COUNT: {
         uint64_t v;
-        rt_lock_acquire(&R.lock);
-        v = R.counts[(size_t)t->event * (R.s->npools + 1) + (t->pool < 0 ? R.s->npools : (size_t)t->pool)];
-        rt_lock_release(&R.lock);
+        rt_lock_acquire(&run->lock);
+        v = run->counts[(size_t)t->event * (run->s->npools + 1) + (t->pool < 0 ? run->s->npools : (size_t)t->pool)];
+        rt_lock_release(&run->lock);
         return v;
     }
     case SCN_TERM_CALLS: {
         uint64_t v;
-        rt_lock_acquire(&R.lock);
-        v = R.objs[t->obj].calls;
-        rt_lock_release(&R.lock);
+        rt_lock_acquire(&run->lock);
+        v = run->objs[t->obj].calls;
+        rt_lock_release(&run->lock);
         return v;
     }
     case SCN_TERM_OVERLAP: {
         uint64_t v;
-        rt_lock_acquire(&R.lock);
-        v = R.objs[t->obj].max_running;
-        rt_lock_release(&R.lock);
+        rt_lock_acquire(&run->lock);
+        v = run->objs[t->obj].max_running;
+        rt_lock_release(&run->lock);
         return v;
     }
-    case SCN_TERM_BLOCKED: return R.label_time[t->label];
+    case SCN_TERM_BLOCKED: return run->label_time[t->label];
     case SCN_TERM_SEVERED:
-        return scn_pool_severed(pool_native(t->pool));
+        return scn_pool_severed(pool_native(run, t->pool));
     case SCN_TERM_ENTRIES: return tph_heal_entry_count();
     case SCN_TERM_HEALER: return tph_heal_healer_running();
     case SCN_TERM_NOW: return rt_now();
@@ -474,10 +480,10 @@ static uint64_t term_value(const scn_term *t, bool *ok) {
     return 0;
 }
 
-static bool eval(const scn_expr *e, uint64_t *l, uint64_t *r) {
+static bool eval(run_state *run, const scn_expr *e, uint64_t *l, uint64_t *r) {
     bool ok = true;
-    *l = term_value(&e->lhs, &ok);
-    *r = term_value(&e->rhs, &ok);
+    *l = term_value(run, &e->lhs, &ok);
+    *r = term_value(run, &e->rhs, &ok);
     switch (e->cmp) {
     case SCN_EQ: return *l == *r;
     case SCN_NE: return *l != *r;
@@ -489,18 +495,18 @@ static bool eval(const scn_expr *e, uint64_t *l, uint64_t *r) {
     return false;
 }
 
-static void check_expr(const scn_expr *e, const char *where) {
+static void check_expr(run_state *run, const scn_expr *e, const char *where) {
     uint64_t l, r;
-    if (!eval(e, &l, &r))
-        failf("line %d: %s `%s` failed (left %llu, right %llu)", e->line, where, e->text,
+    if (!eval(run, e, &l, &r))
+        failf(run, "line %d: %s `%s` failed (left %llu, right %llu)", e->line, where, e->text,
               (unsigned long long)l, (unsigned long long)r);
 }
 
 /* ---- operations ---------------------------------------------------------------- */
 
-static tph_err do_arm(const scn_op *op) {
-    const scn_obj *o = &R.s->objs[op->obj];
-    void *h = R.objs[op->obj].h;
+static tph_err do_arm(run_state *run, const scn_op *op) {
+    const scn_obj *o = &run->s->objs[op->obj];
+    void *h = run->objs[op->obj].h;
     switch (o->kind) {
     case SCN_OBJ_WAIT:
         return tph_wait_arm((tph_wait *)h, op->forever ? TPH_WAIT_FOREVER : (uint32_t)(op->time / SCN_MS));
@@ -518,9 +524,9 @@ static tph_err do_arm(const scn_op *op) {
     }
 }
 
-static tph_err do_disarm(const scn_op *op) {
-    void *h = R.objs[op->obj].h;
-    switch (R.s->objs[op->obj].kind) {
+static tph_err do_disarm(run_state *run, const scn_op *op) {
+    void *h = run->objs[op->obj].h;
+    switch (run->s->objs[op->obj].kind) {
     case SCN_OBJ_WAIT: return tph_wait_disarm((tph_wait *)h);
     case SCN_OBJ_TIMER: return tph_timer_disarm((tph_timer *)h);
     case SCN_OBJ_PERIODIC: return tph_periodic_stop((tph_periodic *)h);
@@ -528,9 +534,9 @@ static tph_err do_disarm(const scn_op *op) {
     }
 }
 
-static tph_err do_wait(const scn_op *op, bool stop) {
-    void *h = R.objs[op->obj].h;
-    switch (R.s->objs[op->obj].kind) {
+static tph_err do_wait(run_state *run, const scn_op *op, bool stop) {
+    void *h = run->objs[op->obj].h;
+    switch (run->s->objs[op->obj].kind) {
     case SCN_OBJ_WORK: return stop ? tph_work_stop_and_drain((tph_work *)h) : tph_work_wait((tph_work *)h);
     case SCN_OBJ_WAIT: return stop ? tph_wait_stop_and_drain((tph_wait *)h) : tph_wait_wait((tph_wait *)h);
     case SCN_OBJ_TIMER: return stop ? tph_timer_stop_and_drain((tph_timer *)h) : tph_timer_wait((tph_timer *)h);
@@ -540,10 +546,10 @@ static tph_err do_wait(const scn_op *op, bool stop) {
     }
 }
 
-static tph_err do_close(int obj) {
-    void *h = R.objs[obj].h;
+static tph_err do_close(run_state *run, int obj) {
+    void *h = run->objs[obj].h;
     tph_err e;
-    switch (R.s->objs[obj].kind) {
+    switch (run->s->objs[obj].kind) {
     case SCN_OBJ_EVENT: e = tph_handle_close((tph_handle *)h); break;
     case SCN_OBJ_WORK: e = tph_work_close((tph_work *)h); break;
     case SCN_OBJ_WAIT: e = tph_wait_close((tph_wait *)h); break;
@@ -553,19 +559,20 @@ static tph_err do_close(int obj) {
     case SCN_OBJ_GROUP: e = tph_group_close((tph_group *)h); break;
     default: e = TPH_EINVAL; break;
     }
-    if (e == TPH_OK) R.objs[obj].dead = true;
+    if (e == TPH_OK) run->objs[obj].dead = true;
     return e;
 }
 
-static bool event_in_use(int ev) {
+static bool event_in_use(run_state *run, int ev) {
     size_t i;
-    for (i = 0; i < R.s->nobjs; i++)
-        if (R.s->objs[i].kind == SCN_OBJ_WAIT && R.s->objs[i].event == ev && R.objs[i].created && !R.objs[i].dead)
+    for (i = 0; i < run->s->nobjs; i++)
+        if (run->s->objs[i].kind == SCN_OBJ_WAIT && run->s->objs[i].event == ev && run->objs[i].created && !run->objs[i].dead)
             return true;
     return false;
 }
 
 static int exec_op(exec_ctx *c, const scn_op *op) {
+    run_state *run = c->run;
     void *h = NULL;
     tph_err e = TPH_OK;
     uint64_t t0 = rt_now();
@@ -573,57 +580,57 @@ static int exec_op(exec_ctx *c, const scn_op *op) {
     bool in_flight = c->actor >= 0 && scn_reach_op_in_flight(op->kind);
     if (scn_op_operand_kinds(op->kind) && op->kind != SCN_OP_CREATE) {
         if (!live(op, c)) return -1;
-        h = R.objs[op->obj].h;
+        h = run->objs[op->obj].h;
     }
-    if (in_flight) scn_reach_enter(c->actor);
+    if (in_flight) scn_reach_enter(&run->reach, c->actor);
     switch (op->kind) {
-    case SCN_OP_CREATE: e = create_obj(op->obj); break;
+    case SCN_OP_CREATE: e = create_obj(run, op->obj); break;
     case SCN_OP_SUBMIT: e = tph_work_submit((tph_work *)h); break;
-    case SCN_OP_ARM: e = do_arm(op); break;
+    case SCN_OP_ARM: e = do_arm(run, op); break;
     case SCN_OP_SIGNAL: e = tph_event_set((tph_handle *)h); break;
     case SCN_OP_RESET: e = tph_event_reset((tph_handle *)h); break;
-    case SCN_OP_DISARM: e = do_disarm(op); break;
+    case SCN_OP_DISARM: e = do_disarm(run, op); break;
     case SCN_OP_TRY_CANCEL: e = tph_wait_try_cancel_pending((tph_wait *)h); break;
     case SCN_OP_CANCEL_UNTRACKED: e = tph_wait_try_cancel_pending_no_heal_tracking((tph_wait *)h); break;
     case SCN_OP_CANCEL_PENDING:
-        e = R.s->objs[op->obj].kind == SCN_OBJ_WORK ? tph_work_cancel_pending((tph_work *)h)
+        e = run->s->objs[op->obj].kind == SCN_OBJ_WORK ? tph_work_cancel_pending((tph_work *)h)
                                                     : tph_timer_cancel_pending((tph_timer *)h);
         break;
-    case SCN_OP_WAIT: e = do_wait(op, false); break;
-    case SCN_OP_STOP_AND_DRAIN: e = do_wait(op, true); break;
+    case SCN_OP_WAIT: e = do_wait(run, op, false); break;
+    case SCN_OP_STOP_AND_DRAIN: e = do_wait(run, op, true); break;
     case SCN_OP_CLOSE:
-        if (R.s->objs[op->obj].kind == SCN_OBJ_EVENT && event_in_use(op->obj)) {
+        if (run->s->objs[op->obj].kind == SCN_OBJ_EVENT && event_in_use(run, op->obj)) {
             /* tph_wait borrows its handle: closing it under an open wait
              * would hand the core a dead handle at the next arm. */
-            failf("line %d: %s: `close %s` while a wait on it is still open", op->line, c->who,
-                  R.s->objs[op->obj].name);
-            if (in_flight) scn_reach_leave(c->actor);
+            failf(run, "line %d: %s: `close %s` while a wait on it is still open", op->line, c->who,
+                  run->s->objs[op->obj].name);
+            if (in_flight) scn_reach_leave(&run->reach, c->actor);
             return -1;
         }
-        e = do_close(op->obj);
+        e = do_close(run, op->obj);
         break;
     case SCN_OP_RELEASE:
         if (op->release == SCN_RELEASE_DRAINING) e = tph_group_close_members_draining((tph_group *)h);
         else if (op->release == SCN_RELEASE_CANCELLING) e = tph_group_close_members_cancelling((tph_group *)h, NULL);
         else e = tph_group_close_members_cancelling_no_heal_tracking((tph_group *)h, NULL);
-        if (e == TPH_OK) mark_group_released(op->obj);
+        if (e == TPH_OK) mark_group_released(run, op->obj);
         break;
     case SCN_OP_COMPLETE:
-        e = scn_pool_io_complete(R.objs[op->obj].file, op->count) ? TPH_OK : TPH_EINVAL;
+        e = scn_pool_io_complete(run->objs[op->obj].file, op->count) ? TPH_OK : TPH_EINVAL;
         break;
     case SCN_OP_IO_CANCEL:
         e = tph_io_cancel((tph_io *)h);
         if (e == TPH_OK) {
-            rt_lock_acquire(&R.lock);
-            R.objs[op->obj].io_cancels++;
-            rt_lock_release(&R.lock);
+            rt_lock_acquire(&run->lock);
+            run->objs[op->obj].io_cancels++;
+            rt_lock_release(&run->lock);
         }
         break;
     case SCN_OP_RUN_DOWN: e = tph_io_run_down((tph_io *)h); break;
     case SCN_OP_TICK: tph_heal_tick(); has_result = false; break;
     case SCN_OP_RETIRE_IDLE: tph_heal_retire_idle(); has_result = false; break;
     case SCN_OP_RETIRE_WORKERS:
-        scn_pool_retire_idle_workers(pool_native(op->obj));
+        scn_pool_retire_idle_workers(pool_native(run, op->obj));
         has_result = false;
         break;
     case SCN_OP_SLEEP: rt_sleep_until(rt_now() + op->time); has_result = false; break;
@@ -632,34 +639,34 @@ static int exec_op(exec_ctx *c, const scn_op *op) {
         uint64_t i;
         for (i = 0; i < op->count; i++) {
             exec_block(c, op->body);
-            if (R.nfail > MAX_FAILURES) break;
+            if (run->nfail > MAX_FAILURES) break;
         }
         has_result = false;
         break;
     }
-    case SCN_OP_ASSERT: check_expr(op->expr, "assert"); has_result = false; break;
+    case SCN_OP_ASSERT: check_expr(run, op->expr, "assert"); has_result = false; break;
     case SCN_OP_AWAIT: {
-        size_t slot = (size_t)op->point * (R.s->npools + 1) + (op->pool < 0 ? R.s->npools : (size_t)op->pool);
-        rt_lock_acquire(&R.lock);
-        R.awaiting++;
-        while (R.counts[slot] < op->count) rt_wait(&R.await_q, &R.lock, RT_FOREVER, "scenario await");
-        R.awaiting--;
-        rt_lock_release(&R.lock);
+        size_t slot = (size_t)op->point * (run->s->npools + 1) + (op->pool < 0 ? run->s->npools : (size_t)op->pool);
+        rt_lock_acquire(&run->lock);
+        run->awaiting++;
+        while (run->counts[slot] < op->count) rt_wait(&run->await_q, &run->lock, RT_FOREVER, "scenario await");
+        run->awaiting--;
+        rt_lock_release(&run->lock);
         has_result = false;
         break;
     }
     default: has_result = false; break;
     }
-    if (in_flight) scn_reach_leave(c->actor);
-    if (op->label >= 0 && rt_now() - t0 >= R.label_time[op->label]) R.label_time[op->label] = rt_now() - t0;
+    if (in_flight) scn_reach_leave(&run->reach, c->actor);
+    if (op->label >= 0 && rt_now() - t0 >= run->label_time[op->label]) run->label_time[op->label] = rt_now() - t0;
     if (has_result && e == TPH_OK && (op->kind == SCN_OP_SUBMIT || op->kind == SCN_OP_ARM)) {
-        rt_lock_acquire(&R.lock);
-        R.objs[op->obj].arms++;
-        rt_lock_release(&R.lock);
+        rt_lock_acquire(&run->lock);
+        run->objs[op->obj].arms++;
+        rt_lock_release(&run->lock);
     }
     if (has_result && op->expect != SCN_RESULT_ANY && (int)e != op->expect)
-        failf("line %d: %s: `%s%s%s` returned %s, expected %s", op->line, c->who, scn_op_name(op->kind),
-              op->obj >= 0 ? " " : "", op->obj >= 0 ? R.s->objs[op->obj].name : "", scn_result_name((int)e),
+        failf(run, "line %d: %s: `%s%s%s` returned %s, expected %s", op->line, c->who, scn_op_name(op->kind),
+              op->obj >= 0 ? " " : "", op->obj >= 0 ? run->s->objs[op->obj].name : "", scn_result_name((int)e),
               scn_result_name(op->expect));
     return 0;
 }
@@ -675,67 +682,65 @@ static void exec_block(exec_ctx *c, const scn_block *b) {
  * ended after another's `sleep 35ms`: 5 runs in 114 of a real-pool stress
  * pass).  Virtual time needs no gate: it does not move while any thread can
  * run. */
-static void start_gate(void) {
-    if (!R.free_running) return;
-    rt_lock_acquire(&R.lock);
-    while (!R.gate_open) rt_wait(&R.gate_q, &R.lock, RT_FOREVER, "scenario start gate");
-    rt_lock_release(&R.lock);
+static void start_gate(run_state *run) {
+    if (!run->free_running) return;
+    rt_lock_acquire(&run->lock);
+    while (!run->gate_open) rt_wait(&run->gate_q, &run->lock, RT_FOREVER, "scenario start gate");
+    rt_lock_release(&run->lock);
 }
 
-static void open_start_gate(void) {
-    if (!R.free_running) return;
-    rt_lock_acquire(&R.lock);
-    R.gate_open = true;
-    rt_wake_all(&R.gate_q);
-    rt_lock_release(&R.lock);
+static void open_start_gate(run_state *run) {
+    if (!run->free_running) return;
+    rt_lock_acquire(&run->lock);
+    run->gate_open = true;
+    rt_wake_all(&run->gate_q);
+    rt_lock_release(&run->lock);
 }
 
+/* arg: the thread's exec_ctx, on scenario_main's stack (it joins them all). */
 static void thread_main(void *arg) {
-    const scn_thread *t = (const scn_thread *)arg;
-    exec_ctx c;
-    c.who = t->name;
-    c.actor = (int)(t - R.s->threads);
-    start_gate();
-    exec_block(&c, &t->body);
+    exec_ctx *c = (exec_ctx *)arg;
+    start_gate(c->run);
+    exec_block(c, &c->run->s->threads[c->actor].body);
 }
 
 /* ---- setup, oracles, teardown ---------------------------------------------- */
 
-static bool setup(void) {
-    const scn_scenario *s = R.s;
+static bool setup(run_state *run) {
+    const scn_scenario *s = run->s;
     size_t i;
     for (i = 0; i < s->npools; i++) {
         const scn_pool *p = &s->pools[i];
         if (p->is_default) {
-            R.keys[i] = 0;
+            run->keys[i] = 0;
             if (p->stall != SCN_STALL_UNSET) scn_pool_set_stall(NULL, p);
             if (p->start_delay) scn_pool_set_start_delay(NULL, p->start_delay);
             continue;
         }
-        if (tph_pool_create(&R.pools[i]) != TPH_OK) {
-            failf("line %d: pool %s could not be created", p->line, p->name);
+        if (tph_pool_create(&run->pools[i]) != TPH_OK) {
+            failf(run, "line %d: pool %s could not be created", p->line, p->name);
             return false;
         }
-        R.keys[i] = tph_pool_key(R.pools[i]);
+        run->keys[i] = tph_pool_key(run->pools[i]);
         if (p->has_min || p->has_max) {
             uint32_t mx = p->has_max ? p->max : 512, mn = p->has_min ? p->min : 0;
-            if (tph_pool_set_thread_limits(R.pools[i], mn, mx) != TPH_OK)
-                failf("line %d: pool %s: thread limits %u..%u refused", p->line, p->name, mn, mx);
+            if (tph_pool_set_thread_limits(run->pools[i], mn, mx) != TPH_OK)
+                failf(run, "line %d: pool %s: thread limits %u..%u refused", p->line, p->name, mn, mx);
         }
-        if (p->stall != SCN_STALL_UNSET) scn_pool_set_stall(pool_native((int)i), p);
-        if (p->start_delay) scn_pool_set_start_delay(pool_native((int)i), p->start_delay);
+        if (p->stall != SCN_STALL_UNSET) scn_pool_set_stall(pool_native(run, (int)i), p);
+        if (p->start_delay) scn_pool_set_start_delay(pool_native(run, (int)i), p->start_delay);
     }
     for (i = 0; i < s->nfaults; i++) {
         const scn_fault *f = &s->faults[i];
         scn_pool_arm_fault(f, f->pool >= 0,
-                           f->pool >= 0 ? pool_native(f->pool) : NULL);
+                           f->pool >= 0 ? pool_native(run, f->pool) : NULL);
     }
     for (i = 0; i < s->nobjs; i++) {
         tph_err e;
         if (s->objs[i].created_by_thread) continue;
-        e = create_obj((int)i);
+        e = create_obj(run, (int)i);
         if (e != TPH_OK) {
-            failf("line %d: %s %s could not be created (%s)", s->objs[i].line,
+            failf(run, "line %d: %s %s could not be created (%s)", s->objs[i].line,
                   scn_obj_kind_name(s->objs[i].kind), s->objs[i].name, scn_result_name((int)e));
             return false;
         }
@@ -753,83 +758,97 @@ static void settle(uint64_t d) { rt_sleep_until(rt_now() + d); }
  * retries the start (docs/architecture.md, "same-tick inline repair").  The
  * pool *was* repaired: the trace shows the repair starting after the
  * cancellation.  Anything else unhealed is a failure. */
-static bool same_tick_inline_repair(int p, const tph_heal_entry_info *e) {
+static bool same_tick_inline_repair(run_state *run, int p, const tph_heal_entry_info *e) {
     return p >= 0 && p < 64 && !tph_heal_healer_running() && e->last_started == e->last_cancelled &&
-           e->outstanding == 0 && R.last_start_at[p] > R.last_cancel_at[p];
+           e->outstanding == 0 && run->last_start_at[p] > run->last_cancel_at[p];
 }
 
 /* ---- what `require` asks (scn_reach.h) ---------------------------------------- */
 
-static uint64_t probe_trace_count(int point, int pool) {
-    return R.counts[(size_t)point * (R.s->npools + 1) + (pool < 0 ? R.s->npools : (size_t)pool)];
+static uint64_t probe_trace_count(void *ctx, int point, int pool) {
+    const run_state *run = (const run_state *)ctx;
+    return run->counts[(size_t)point * (run->s->npools + 1) + (pool < 0 ? run->s->npools : (size_t)pool)];
 }
 
-static uint64_t probe_hold_parks(int point) {
+static uint64_t probe_hold_parks(void *ctx, int point) {
+    const run_state *run = (const run_state *)ctx;
     uint64_t n = 0;
     size_t i;
-    for (i = 0; i < R.s->nholds; i++)
-        if (R.s->holds[i].point == point) n += R.holds[i].parks;
+    for (i = 0; i < run->s->nholds; i++)
+        if (run->s->holds[i].point == point) n += run->holds[i].parks;
     return n;
 }
 
-static uint64_t probe_pool_stalls(int pool) {
-    if (pool != SCN_DEFAULT_POOL && !R.pools[pool]) return 0;
-    return scn_pool_stalls(pool_native(pool));
+static uint64_t probe_pool_stalls(void *ctx, int pool) {
+    run_state *run = (run_state *)ctx;
+    if (pool != SCN_DEFAULT_POOL && !run->pools[pool]) return 0;
+    return scn_pool_stalls(pool_native(run, pool));
 }
 
-static bool probe_expr_holds(const scn_expr *e) {
+static bool probe_expr_holds(void *ctx, const scn_expr *e) {
+    run_state *run = (run_state *)ctx;
     uint64_t l, r;
-    return eval(e, &l, &r);
+    return eval(run, e, &l, &r);
 }
 
-static const scn_reach_probe reach_probe = {probe_trace_count, probe_hold_parks, probe_pool_stalls,
-                                            probe_expr_holds};
+static scn_reach_probe reach_probe(run_state *run) {
+    scn_reach_probe p;
+    p.trace_count = probe_trace_count;
+    p.hold_parks = probe_hold_parks;
+    p.pool_stalls = probe_pool_stalls;
+    p.expr_holds = probe_expr_holds;
+    p.ctx = run;
+    return p;
+}
 
-static void oracles_at_quiescence(void) {
-    const scn_scenario *s = R.s;
+static void oracles_at_quiescence(run_state *run) {
+    const scn_scenario *s = run->s;
     tph_heal_entry_info info[64];
     size_t n, i;
-    for (i = 0; i < s->nexpects; i++) check_expr(&s->expects[i], "expect");
-    scn_reach_at_quiescence(&reach_probe);
+    for (i = 0; i < s->nexpects; i++) check_expr(run, &s->expects[i], "expect");
+    {
+        scn_reach_probe probe = reach_probe(run);
+        scn_reach_at_quiescence(&run->reach, &probe);
+    }
     n = tph_heal_entries(info, 64);
     if (n > 64) n = 64;
     for (i = 0; i < n; i++) {
-        int p = pool_index_of_key(info[i].key);
-        const char *name = p >= 0 ? s->pools[p].name : (R.healer_key_known && info[i].key == R.healer_key)
+        int p = pool_index_of_key(run, info[i].key);
+        const char *name = p >= 0 ? s->pools[p].name : (run->healer_key_known && info[i].key == run->healer_key)
                                                          ? "(healer pool)" : "(unnamed pool)";
-        if (info[i].unhealed && same_tick_inline_repair(p, &info[i])) {
-            R.tolerated_unhealed |= 1ull << p;
+        if (info[i].unhealed && same_tick_inline_repair(run, p, &info[i])) {
+            run->tolerated_unhealed |= 1ull << p;
             continue;
         }
         if (info[i].unhealed && !(p >= 0 && (s->allow_unhealed >> p) & 1))
-            failf("oracle: pool %s was cancelled and no repair started after its last cancellation", name);
+            failf(run, "oracle: pool %s was cancelled and no repair started after its last cancellation", name);
         if (info[i].outstanding != 0 && s->outcome == SCN_OUTCOME_NORMAL)
-            failf("oracle: pool %s has %u repairs outstanding at quiescence", name, info[i].outstanding);
+            failf(run, "oracle: pool %s has %u repairs outstanding at quiescence", name, info[i].outstanding);
     }
     if (!s->allow_severed && scn_pool_any_severed_with_queued())
-        failf("oracle: a pool is severed with callbacks queued at quiescence");
+        failf(run, "oracle: a pool is severed with callbacks queued at quiescence");
 }
 
 /* Closes what the scenario left open, in an order that is always legal:
  * group members through their group, then callback objects, events, groups. */
-static void close_leftovers(void) {
-    const scn_scenario *s = R.s;
+static void close_leftovers(run_state *run) {
+    const scn_scenario *s = run->s;
     size_t i;
     int pass;
     for (i = 0; i < s->nobjs; i++) {
         const scn_obj *o = &s->objs[i];
         bool members = false;
         size_t j;
-        if (o->kind != SCN_OBJ_GROUP || !R.objs[i].created || R.objs[i].dead) continue;
+        if (o->kind != SCN_OBJ_GROUP || !run->objs[i].created || run->objs[i].dead) continue;
         for (j = 0; j < s->nobjs; j++)
-            if (s->objs[j].group == (int)i && R.objs[j].created && !R.objs[j].dead) members = true;
-        if (members && tph_group_close_members_draining((tph_group *)R.objs[i].h) == TPH_OK)
-            mark_group_released((int)i);
+            if (s->objs[j].group == (int)i && run->objs[j].created && !run->objs[j].dead) members = true;
+        if (members && tph_group_close_members_draining((tph_group *)run->objs[i].h) == TPH_OK)
+            mark_group_released(run, (int)i);
     }
     for (pass = 0; pass < 3; pass++) {
         for (i = s->nobjs; i-- > 0;) {
             const scn_obj *o = &s->objs[i];
-            obj_state *st = &R.objs[i];
+            obj_state *st = &run->objs[i];
             bool mine = pass == 0 ? (o->kind != SCN_OBJ_EVENT && o->kind != SCN_OBJ_GROUP)
                                   : pass == 1 ? o->kind == SCN_OBJ_EVENT : o->kind == SCN_OBJ_GROUP;
             if (!mine || !st->created || st->dead) continue;
@@ -847,39 +866,39 @@ static void close_leftovers(void) {
             }
             default: break;
             }
-            if (do_close((int)i) != TPH_OK)
-                failf("teardown: closing %s %s failed", scn_obj_kind_name(o->kind), o->name);
+            if (do_close(run, (int)i) != TPH_OK)
+                failf(run, "teardown: closing %s %s failed", scn_obj_kind_name(o->kind), o->name);
         }
     }
     for (i = 1; i < s->npools; i++)
-        if (R.pools[i]) tph_pool_close(R.pools[i]);
+        if (run->pools[i]) tph_pool_close(run->pools[i]);
 }
 
-static void oracles_after_teardown(void) {
-    const scn_scenario *s = R.s;
+static void oracles_after_teardown(run_state *run) {
+    const scn_scenario *s = run->s;
     tph_heal_entry_info info[64];
     size_t n, i;
     for (i = 0; i < s->norders; i++)
-        if (R.order_broken[i])
-            failf("line %d: expect `%s before %s`: %s was recorded %llu time(s) without a %s before it", s->orders[i].line,
+        if (run->order_broken[i])
+            failf(run, "line %d: expect `%s before %s`: %s was recorded %llu time(s) without a %s before it", s->orders[i].line,
                   scn_trace_point_name(s->orders[i].first), scn_trace_point_name(s->orders[i].then),
-                  scn_trace_point_name(s->orders[i].then), (unsigned long long)R.order_broken[i],
+                  scn_trace_point_name(s->orders[i].then), (unsigned long long)run->order_broken[i],
                   scn_trace_point_name(s->orders[i].first));
     n = tph_heal_entries(info, 64);
     if (n > 64) n = 64;
     for (i = 0; i < n; i++) {
         int p;
-        if (R.healer_key_known && info[i].key == R.healer_key) continue;
-        p = pool_index_of_key(info[i].key);
-        if (p >= 0 && (((s->allow_unhealed | R.tolerated_unhealed) >> p) & 1)) continue;
-        failf("oracle: registry entry for pool %s remains after every object was closed "
+        if (run->healer_key_known && info[i].key == run->healer_key) continue;
+        p = pool_index_of_key(run, info[i].key);
+        if (p >= 0 && (((s->allow_unhealed | run->tolerated_unhealed) >> p) & 1)) continue;
+        failf(run, "oracle: registry entry for pool %s remains after every object was closed "
               "(objects %llu, outstanding %u, unhealed %d)",
               p >= 0 ? s->pools[p].name : "(unnamed)", (unsigned long long)info[i].objects,
               info[i].outstanding, (int)info[i].unhealed);
     }
     for (i = 0; i < s->nobjs; i++) {
         const scn_obj *o = &s->objs[i];
-        const obj_state *st = &R.objs[i];
+        const obj_state *st = &run->objs[i];
         scn_pool_object_counts os;
         bool counted;
         if (!st->created || o->kind == SCN_OBJ_EVENT || o->kind == SCN_OBJ_GROUP) continue;
@@ -887,28 +906,28 @@ static void oracles_after_teardown(void) {
          * say, and there the work oracle falls back to its bound. */
         counted = scn_pool_object_counts_get(st->os, &os);
         if (counted && os.callbacks_run != st->calls + st->swallowed)
-            failf("oracle: %s %s: the pool ran %llu callbacks, the scenario saw %llu (+%llu swallowed after a disarm)",
+            failf(run, "oracle: %s %s: the pool ran %llu callbacks, the scenario saw %llu (+%llu swallowed after a disarm)",
                   scn_obj_kind_name(o->kind), o->name, (unsigned long long)os.callbacks_run,
                   (unsigned long long)st->calls, (unsigned long long)st->swallowed);
         switch (o->kind) {
         case SCN_OBJ_WORK:
             if (counted && st->calls + os.cancelled != st->arms)
-                failf("oracle: work %s: %llu submits, %llu callbacks, %llu dropped", o->name,
+                failf(run, "oracle: work %s: %llu submits, %llu callbacks, %llu dropped", o->name,
                       (unsigned long long)st->arms, (unsigned long long)st->calls,
                       (unsigned long long)os.cancelled);
             else if (!counted && st->calls > st->arms)
-                failf("oracle: work %s: %llu callbacks for %llu submits", o->name,
+                failf(run, "oracle: work %s: %llu callbacks for %llu submits", o->name,
                       (unsigned long long)st->calls, (unsigned long long)st->arms);
             break;
         case SCN_OBJ_WAIT:
         case SCN_OBJ_TIMER:
             if (st->calls > st->arms)
-                failf("oracle: %s %s: %llu callbacks for %llu arms", scn_obj_kind_name(o->kind), o->name,
+                failf(run, "oracle: %s %s: %llu callbacks for %llu arms", scn_obj_kind_name(o->kind), o->name,
                       (unsigned long long)st->calls, (unsigned long long)st->arms);
             break;
         case SCN_OBJ_IO:
             if (st->calls + st->io_cancels != st->arms)
-                failf("oracle: io %s: %llu starts, %llu callbacks, %llu cancels", o->name,
+                failf(run, "oracle: io %s: %llu starts, %llu callbacks, %llu cancels", o->name,
                       (unsigned long long)st->arms, (unsigned long long)st->calls,
                       (unsigned long long)st->io_cancels);
             break;
@@ -918,44 +937,50 @@ static void oracles_after_teardown(void) {
 }
 
 /* Which of the scenario's faults fired, and how often: part of the report. */
-static void collect_faults(void) {
+static void collect_faults(run_state *run) {
     size_t i;
-    for (i = 0; i < R.s->nfaults; i++) {
-        const scn_fault *f = &R.s->faults[i];
-        scn_text_printf(&R.faults, "fault %s (line %d): fired %llu time(s)\n", scn_fault_name(f->kind), f->line,
+    for (i = 0; i < run->s->nfaults; i++) {
+        const scn_fault *f = &run->s->faults[i];
+        scn_text_printf(&run->faults, "fault %s (line %d): fired %llu time(s)\n", scn_fault_name(f->kind), f->line,
                         (unsigned long long)scn_pool_fault_fired(f->kind));
     }
 }
 
-static void collect_misuse(void) { scn_pool_misuse_text(&R.misuse, 20); }
+static void collect_misuse(run_state *run) { scn_pool_misuse_text(&run->misuse, 20); }
 
+/* arg: the run.  The simulated process's main thread. */
 static void scenario_main(void *arg) {
-    const scn_scenario *s = R.s;
+    run_state *run = (run_state *)arg;
+    const scn_scenario *s = run->s;
     rt_thread *th[64];
+    exec_ctx tc[64]; /* the threads' contexts: they are joined before this returns */
     size_t i;
     uint64_t settle_for = s->settle > SCN_SETTLE_DEFAULT ? s->settle : SCN_SETTLE_DEFAULT;
-    (void)arg;
     scn_pool_process_begin();
     /* Armed for every target, whatever TPHEAL_TRACE says: an armed filter
      * narrows what the hook sees, and a hold or a count on a point the
      * filter dropped would silently never match. */
     tph_trace_arm("*");
-    tph_trace_set_hook(hook, NULL);
+    tph_trace_set_hook(hook, run);
     scn_pool_announce_check(true);
-    if (setup()) {
-        for (i = 0; i < s->nthreads && i < 64; i++)
-            th[i] = rt_spawn(s->threads[i].name, thread_main, (void *)&s->threads[i], false);
-        open_start_gate();
+    if (setup(run)) {
+        for (i = 0; i < s->nthreads && i < 64; i++) {
+            tc[i].run = run;
+            tc[i].who = s->threads[i].name;
+            tc[i].actor = (int)i;
+            th[i] = rt_spawn(s->threads[i].name, thread_main, &tc[i], false);
+        }
+        open_start_gate(run);
         for (i = 0; i < s->nthreads && i < 64; i++) rt_join(th[i]);
         settle(settle_for);
-        oracles_at_quiescence();
-        close_leftovers();
+        oracles_at_quiescence(run);
+        close_leftovers(run);
         settle(SCN_SETTLE_DEFAULT);
-        oracles_after_teardown();
+        oracles_after_teardown(run);
     }
     scn_pool_announce_check(false);
-    collect_misuse();
-    collect_faults();
+    collect_misuse(run);
+    collect_faults(run);
     tph_trace_set_hook(NULL, NULL);
 }
 
@@ -966,15 +991,15 @@ static void scenario_main(void *arg) {
  * the pool or object it concerns, and b -- in ms where it is a time. */
 static int b_unit(const char *ev) { return scn_trace_point_b_unit(scn_trace_point_find(ev)); }
 
-static void format_rec(scn_text *t, uint64_t n, const tail_rec *r) {
+static void format_rec(run_state *run, scn_text *t, uint64_t n, const tail_rec *r) {
     size_t i;
     const char *obj = NULL;
     scn_text_printf(t, "#%llu t=%llu.%04llums %s %s/%s", (unsigned long long)n,
                     (unsigned long long)(r->time / SCN_MS), (unsigned long long)(r->time % SCN_MS),
                     r->who[0] ? r->who : "?", r->target, r->event);
-    for (i = 0; r->pool < 0 && r->a && i < R.s->nobjs; i++)
-        if ((uintptr_t)R.objs[i].os == r->a) obj = R.s->objs[i].name;
-    if (r->pool >= 0) scn_text_printf(t, " pool=%s", R.s->pools[r->pool].name);
+    for (i = 0; r->pool < 0 && r->a && i < run->s->nobjs; i++)
+        if ((uintptr_t)run->objs[i].os == r->a) obj = run->s->objs[i].name;
+    if (r->pool >= 0) scn_text_printf(t, " pool=%s", run->s->pools[r->pool].name);
     else if (obj) scn_text_printf(t, " obj=%s", obj);
     else if (r->a) scn_text_printf(t, " a=%llu", (unsigned long long)r->a);
     int unit = b_unit(r->event);
@@ -993,55 +1018,62 @@ static void format_rec(scn_text *t, uint64_t n, const tail_rec *r) {
     scn_text_printf(t, "\n");
 }
 
-static void format_tail_into(scn_text *t) {
-    uint64_t first = R.tail_n > TRACE_TAIL ? R.tail_n - TRACE_TAIL : 0, i;
-    for (i = first; i < R.tail_n; i++) format_rec(t, i + 1, &R.tail[i % TRACE_TAIL]);
+static void format_tail_into(run_state *run, scn_text *t) {
+    uint64_t first = run->tail_n > TRACE_TAIL ? run->tail_n - TRACE_TAIL : 0, i;
+    for (i = first; i < run->tail_n; i++) format_rec(run, t, i + 1, &run->tail[i % TRACE_TAIL]);
 }
 
-static char *format_tail(void) {
+static char *format_tail(run_state *run) {
     scn_text t = {0};
-    format_tail_into(&t);
+    format_tail_into(run, &t);
     return scn_text_take(&t);
 }
 
 /* ---- the driver ------------------------------------------------------------------ */
 
-static bool alloc_state(const scn_scenario *s) {
-    memset(&R, 0, sizeof R);
+static bool alloc_state(run_state *run, const scn_scenario *s) {
+    size_t i;
+    memset(run, 0, sizeof *run);
     /* Holds, awaits and the start gate order the scenario's threads as its
      * script says; that is scaffolding, not the core's synchronisation, so
      * the race build must not see it (rt.h). */
-    rt_lock_harness_only(&R.lock);
-    R.s = s;
-    R.npoints = scn_trace_point_count();
-    R.pools = calloc(s->npools, sizeof *R.pools);
-    R.keys = calloc(s->npools, sizeof *R.keys);
-    R.objs = calloc(s->nobjs ? s->nobjs : 1, sizeof *R.objs);
-    R.holds = calloc(s->nholds ? s->nholds : 1, sizeof *R.holds);
-    R.label_time = calloc(s->nlabels ? s->nlabels : 1, sizeof *R.label_time);
-    R.counts = calloc(R.npoints * (s->npools + 1), sizeof *R.counts);
-    R.order_broken = calloc(s->norders ? s->norders : 1, sizeof *R.order_broken);
-    R.healer_key = kept_healer_key;
-    R.healer_key_known = kept_healer_key_known;
-    scn_reach_begin(s);
-    return R.order_broken && R.pools && R.keys && R.objs && R.holds && R.label_time && R.counts;
+    rt_lock_harness_only(&run->lock);
+    run->s = s;
+    run->npoints = scn_trace_point_count();
+    run->pools = calloc(s->npools, sizeof *run->pools);
+    run->keys = calloc(s->npools, sizeof *run->keys);
+    run->objs = calloc(s->nobjs ? s->nobjs : 1, sizeof *run->objs);
+    for (i = 0; run->objs && i < s->nobjs; i++) {
+        run->objs[i].run = run;
+        run->objs[i].index = (int)i;
+    }
+    run->holds = calloc(s->nholds ? s->nholds : 1, sizeof *run->holds);
+    run->label_time = calloc(s->nlabels ? s->nlabels : 1, sizeof *run->label_time);
+    run->counts = calloc(run->npoints * (s->npools + 1), sizeof *run->counts);
+    run->order_broken = calloc(s->norders ? s->norders : 1, sizeof *run->order_broken);
+    run->healer_key = kept_healer_key;
+    run->healer_key_known = kept_healer_key_known;
+    scn_reach_begin(&run->reach, s);
+    return run->order_broken && run->pools && run->keys && run->objs && run->holds && run->label_time && run->counts;
 }
 
-static void free_state(void) {
+/* Frees what alloc_state made, and the run itself. */
+static void free_state(run_state *run) {
     size_t i;
-    for (i = 0; R.objs && i < R.s->nobjs; i++) scn_pool_file_close(R.objs[i].file);
-    free(R.pools);
-    free(R.keys);
-    free(R.objs);
-    free(R.holds);
-    free(R.label_time);
-    free(R.counts);
-    free(R.order_broken);
-    scn_text_free(&R.fail);
-    scn_text_free(&R.fail_tail);
-    scn_text_free(&R.trace_all);
-    scn_text_free(&R.misuse);
-    scn_text_free(&R.faults);
+    for (i = 0; run->objs && i < run->s->nobjs; i++) scn_pool_file_close(run->objs[i].file);
+    free(run->pools);
+    free(run->keys);
+    free(run->objs);
+    free(run->holds);
+    free(run->label_time);
+    free(run->counts);
+    free(run->order_broken);
+    scn_text_free(&run->fail);
+    scn_text_free(&run->fail_tail);
+    scn_text_free(&run->trace_all);
+    scn_text_free(&run->misuse);
+    scn_text_free(&run->faults);
+    free(run);
 }
 
 const char *scn_run_unsupported(const scn_scenario *s, bool native, char *buf, size_t n) {
@@ -1071,13 +1103,20 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
         out->declined = scn_strdup(reason);
         return 0;
     }
-    if (!alloc_state(s)) {
-        free_state();
+    /* The run's whole state: handed to the trace hook, the callbacks (through
+     * their objects' state), the threads and the reach probes; never global. */
+    run_state *run = malloc(sizeof *run);
+    if (!run) {
         out->failures = scn_strdup("out of memory");
         return -1;
     }
-    R.free_running = o->native;
-    R.full_trace = o->full_trace;
+    if (!alloc_state(run, s)) {
+        free_state(run);
+        out->failures = scn_strdup("out of memory");
+        return -1;
+    }
+    run->free_running = o->native;
+    run->full_trace = o->full_trace;
     if (o->native) {
         rt_native_options no;
         rt_native_result nr;
@@ -1089,7 +1128,7 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
         no.yield_ppm = 20000;
         no.spin_ppm = 10000;
         no.sleep_ppm = 2000;
-        rt_native_run(scenario_main, NULL, &no);
+        rt_native_run(scenario_main, run, &no);
         rt_native_last_result(&nr);
         ended = nr.ended;
         snprintf(reason, sizeof reason, "%s", nr.reason);
@@ -1104,11 +1143,11 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
         if (o->depth) so.pct_depth = o->depth;
         so.pct_steps = o->pct_steps;
         so.schedule = o->schedule;
-        if (sched_run(&so, scenario_main, NULL, &sr) != 0) {
+        if (sched_run(&so, scenario_main, run, &sr) != 0) {
             out->bad_options = true;
             out->failures = scn_strdup(sr.reason);
             sched_result_free(&sr);
-            free_state();
+            free_state(run);
             return -1;
         }
         status = (int)sr.status;
@@ -1143,8 +1182,8 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
         if (!deadlocked) scn_text_printf(&f, "expected a deadlock: the run %s\n", ended ? "was ended" : "finished");
         break;
     case SCN_OUTCOME_MISUSE:
-        if (!R.misuse.s) scn_text_printf(&f, "expected a misuse report: the sim reported none\n");
-        else if (s->outcome_text[0] && !strstr(R.misuse.s, s->outcome_text))
+        if (!run->misuse.s) scn_text_printf(&f, "expected a misuse report: the sim reported none\n");
+        else if (s->outcome_text[0] && !strstr(run->misuse.s, s->outcome_text))
             scn_text_printf(&f, "expected a misuse report mentioning '%s'\n", s->outcome_text);
         break;
     default:
@@ -1154,28 +1193,31 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
                             out->blocked_report ? out->blocked_report : "(none reported)\n");
         break;
     }
-    if (s->outcome != SCN_OUTCOME_MISUSE && R.misuse.s) scn_text_printf(&f, "the sim reported misuse:\n%s", R.misuse.s);
+    if (s->outcome != SCN_OUTCOME_MISUSE && run->misuse.s) scn_text_printf(&f, "the sim reported misuse:\n%s", run->misuse.s);
     /* oracle failures only count for runs that reached their end */
-    if (R.fail.s && !ended && !deadlocked) scn_text_printf(&f, "%s", R.fail.s);
-    if (R.fail.s && (ended || deadlocked) && s->outcome == SCN_OUTCOME_NORMAL) scn_text_printf(&f, "%s", R.fail.s);
-    out->misuse = scn_text_take(&R.misuse);
-    out->faults = scn_text_take(&R.faults);
+    if (run->fail.s && !ended && !deadlocked) scn_text_printf(&f, "%s", run->fail.s);
+    if (run->fail.s && (ended || deadlocked) && s->outcome == SCN_OUTCOME_NORMAL) scn_text_printf(&f, "%s", run->fail.s);
+    out->misuse = scn_text_take(&run->misuse);
+    out->faults = scn_text_take(&run->faults);
     out->failures = scn_text_take(&f);
     out->passed = out->failures == NULL;
     if (!out->passed || !o->tail_on_failure) {
-        out->failed_check = R.fail_seen;
-        out->fail_record = R.fail_rec;
-        out->fail_time = R.fail_time;
-        out->trace_tail = R.fail_seen ? scn_text_take(&R.fail_tail) : format_tail();
+        out->failed_check = run->fail_seen;
+        out->fail_record = run->fail_rec;
+        out->fail_time = run->fail_time;
+        out->trace_tail = run->fail_seen ? scn_text_take(&run->fail_tail) : format_tail(run);
     }
-    if (o->full_trace) out->trace_full = scn_text_take(&R.trace_all);
-    out->reached = scn_reach_at_end(&reach_probe);
+    if (o->full_trace) out->trace_full = scn_text_take(&run->trace_all);
+    {
+        scn_reach_probe probe = reach_probe(run);
+        out->reached = scn_reach_at_end(&run->reach, &probe);
+    }
     scn_pool_process_end();
-    if (!scn_pool_process_per_run() && R.healer_key_known) {
-        kept_healer_key = R.healer_key;
+    if (!scn_pool_process_per_run() && run->healer_key_known) {
+        kept_healer_key = run->healer_key;
         kept_healer_key_known = true;
     }
-    free_state();
+    free_state(run);
     return 0;
 }
 
