@@ -509,3 +509,17 @@ def test_a_dfs_catcher_reports_its_run_number_as_schedules():
            "FAIL scenarios/x.scn  runs=9 failures=2 schedules/s=1.0 steps/run=10 interleavings=9\n")
     failed, kind, schedules, seed, _ = sweep.parse_harness_text(1, out)
     assert failed and kind == "oracle" and schedules == 7 and seed is None
+
+
+def test_hang_bound_of_a_pytest_catcher_outlasts_a_loaded_start_up():
+    """A pytest catcher's bound is at least PYTEST_HANG_FLOOR: its baseline is
+    mostly interpreter start-up, which a loaded runner stretched past 15 s
+    while the tests themselves passed (soak run 5).  Other catchers keep the
+    15 s floor and 3x their baseline; an entry's timeoutSeconds only raises."""
+    from types import SimpleNamespace as NS
+    me = NS(floor=sweep.HANG_FLOOR, baseline={"p": 2.6, "u": 1.0, "s": 40.0}, key=lambda c: c.name)
+    bound = lambda kind, name, timeout=None: sweep.Sweep.bound(me, NS(kind=kind, name=name), NS(timeout=timeout))  # noqa: E731
+    assert bound("pytest", "p") == sweep.PYTEST_HANG_FLOOR >= 60
+    assert bound("unit", "u") == sweep.HANG_FLOOR
+    assert bound("scenario", "s") == 3 * 40.0
+    assert bound("unit", "u", timeout=200) == 200 and bound("pytest", "p", timeout=5) == sweep.PYTEST_HANG_FLOOR
