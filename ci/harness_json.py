@@ -6,6 +6,8 @@ rather than half-understood, so a changed field cannot be misread silently.
 
     objects(text)         -> the objects, in order (JSONDecodeError or
                              VersionMismatch on a line that is not the contract)
+    scan(text)            -> (objects, lines that did not parse): for output a
+                             crash may have cut short; VersionMismatch still raised
     of_type(objs, t)      -> those of one type
     problems(obj)         -> what is wrong with obj against the schema ([] if nothing)
 """
@@ -40,6 +42,16 @@ def objects(text: str) -> list[dict]:
                                   f" this ci/ reads version {VERSION}: {line[:120]}")
         out.append(obj)
     return out
+
+
+def scan(text: str) -> tuple[list[dict], int]:
+    objs, unparsed = [], 0
+    for line in text.splitlines():
+        try:
+            objs += objects(line)
+        except json.JSONDecodeError:
+            unparsed += 1
+    return objs, unparsed
 
 
 def of_type(objs: list[dict], t: str) -> list[dict]:

@@ -22,12 +22,10 @@ every command is prefixed with it and `.exe` files are looked for.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import pathlib
 import re
 import signal
-import subprocess
 
 import harness_json  # the harness's JSON contract (harness/json-schema.json)
 import procs  # bounded runs, tree kills, sanitizer reports: one definition
@@ -119,16 +117,13 @@ def call(cmd: list[str], timeout: float, env: dict, wrapper=()) -> Outcome:
     r = procs.run_bounded([*wrapper, *map(str, cmd)], timeout, env=env, merge=False,
                           first_signal=signal.SIGABRT)
     rc, out_s, err_s = r.rc, r.out, r.err
-    data, parsed = [], True
-    for line in out_s.splitlines():
-        try:
-            data += harness_json.objects(line)
-        except json.JSONDecodeError:
-            parsed = False
-        except harness_json.VersionMismatch as e:
-            # never half-read: the batch is bad output, and says why
-            parsed = False
-            err_s += f"\nstress: {e} (the build and ci/ are from different trees)\n"
+    try:
+        data, unparsed = harness_json.scan(out_s)
+        parsed = unparsed == 0
+    except harness_json.VersionMismatch as e:
+        # never half-read: the batch is bad output, and says why
+        data, parsed = [], False
+        err_s += f"\nstress: {e} (the build and ci/ are from different trees)\n"
     o = Outcome(ok=(rc == 0 and parsed and bool(data)), data=data, returncode=rc, stderr=err_s,
                 stdout_bytes=len(out_s.encode("utf-8")), stdout_tail=out_s[-2000:])
     m = CRASH_RE.search(err_s)

@@ -46,13 +46,7 @@ def first_failure(out, key="seed"):
 
 def objects(out):
     """The contract's objects of out; a line cut short (a crash) is skipped."""
-    objs = []
-    for line in out.splitlines():
-        try:
-            objs += HJ.objects(line)
-        except json.JSONDecodeError:
-            continue
-    return objs
+    return HJ.scan(out)[0]
 
 
 def dfs_summary(out):

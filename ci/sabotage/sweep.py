@@ -257,6 +257,14 @@ def unit_kind(rc, output):
     return "assertion"
 
 
+def broken_kind(rc, output):
+    """A harness run that failed without a failure report: a sanitizer's
+    memory error, a death by signal, or else an assertion."""
+    if procs.sanitizer_line(output):
+        return "memory-error"
+    return "crash" if procs.died_by_signal(rc) else "assertion"
+
+
 def pytest_kind(rc):
     """A pytest run's failure kind, from its documented exit codes (no prose
     is read): 1 tests failed, 2 interrupted (a collection error), 3 internal
@@ -324,9 +332,7 @@ def parse_harness_text(rc, output, first_seed=0):
     if summary.group(1) == "NOT-EXERCISED" and not fails:
         return True, "vacuous", runs, None, "a requirement was reached by no run"
     if rc != 0 or fails:
-        kind = "memory-error" if procs.sanitizer_line(output) else \
-            ("crash" if procs.died_by_signal(rc) else "assertion")
-        return True, kind, None, None, f"exit {rc}, {fails} failures without a report"
+        return True, broken_kind(rc, output), None, None, f"exit {rc}, {fails} failures without a report"
     if runs == 0:
         return True, "vacuous", 0, None, "no runs"
     return False, None, runs, None, ""
@@ -348,18 +354,14 @@ def parse_harness_json(rc, output, first_seed=0):
     verdict read from fields that changed meaning is no verdict."""
     if rc is None:
         return True, "timeout", None, None, "hang bound reached"
-    objs = []
-    for line in output.splitlines():
-        try:
-            objs += harness_json.objects(line)
-        except json.JSONDecodeError:
-            continue  # a line cut short by a crash: the exit status tells the rest
-        except harness_json.VersionMismatch as e:
-            raise Bad(f"{e} (harness and ci/ are from different trees)")
+    try:
+        # a line cut short by a crash is skipped: the exit status tells the rest
+        objs = harness_json.scan(output)[0]
+    except harness_json.VersionMismatch as e:
+        raise Bad(f"{e} (harness and ci/ are from different trees)")
     fails = harness_json.of_type(objs, "failure")
     sums = harness_json.of_type(objs, "summary")
-    crashed = "memory-error" if procs.sanitizer_line(output) else \
-        ("crash" if procs.died_by_signal(rc) else "assertion")
+    crashed = broken_kind(rc, output)
     if fails:
         f = fails[0]
         if f["strategy"] == "dfs":
