@@ -6,6 +6,7 @@
 
 #include <tpheal/group.h>
 
+#include "healer.h"
 #include "object.h"
 #include "obligation.h"
 #include "trace_point.h"

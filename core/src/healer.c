@@ -10,8 +10,8 @@
 #include <tpheal/periodic.h>
 #include <tpheal/pool.h>
 
+#include "healer.h"
 #include "obligation.h"
-#include "process_state.h"
 #include "registry.h"
 #include "trace_point.h"
 
@@ -158,6 +158,16 @@ bool tph_healer_ensure_running(void) {
      * cancellation that marked its pool after the tick looked, leaving a
      * repair owed with no tick to deliver it. */
     return ok;
+}
+
+/* The objects report cancellations here, not to the registry directly, so the
+ * registry is handed the healer's start instead of calling up to it. */
+bool tph_owe_repair(const tph_registration *r) {
+    return tph_registry_owe_repair(r, tph_healer_ensure_running);
+}
+
+bool tph_owe_repair_claimed(const tph_registration *r) {
+    return tph_registry_owe_repair_claimed(r, tph_healer_ensure_running);
 }
 
 bool tph_heal_healer_running(void) { return tph_os_load32(&healer_running) != 0; }

@@ -1,7 +1,7 @@
 /* Which pool an object runs on, as the registry keys it. */
 #include <tpheal/pool.h>
 
-#include "registration.h"
+#include "object.h"
 
 tph_pool_key_t tph_key_of_env(const tph_env *env) {
     /* No environment and an environment with no pool both mean the process

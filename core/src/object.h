@@ -49,6 +49,9 @@ tph_os_event *tph_handle_os(const tph_handle *);
 
 /* The native environment for an object created with `env` (NULL = defaults). */
 void tph_env_to_os(const tph_env *env, tph_os_env *out);
+/* The key of the pool an object created with `env` runs on, as the registry
+ * keys it (key.c): NULL env or NULL pool mean the default pool, key 0. */
+tph_pool_key_t tph_key_of_env(const tph_env *env);
 
 /* ---- lifecycle ------------------------------------------------------------ */
 /* Fresh object state (the block is otherwise uninitialised memory). */

@@ -6,8 +6,10 @@
  * this.  Never call it while any tpheal object or callback is live. */
 #ifndef TPHEAL_PROCESS_STATE_H
 #define TPHEAL_PROCESS_STATE_H
-void tph_process_state_reset(void);   /* process_state.c: calls the three below */
-void tph_registry_reset_process(void);
-void tph_healer_reset_process(void);
-void tph_trace_reset_process(void);
+#include "healer.h"      /* tph_healer_reset_process */
+#include "registry.h"    /* tph_registry_reset_process */
+#include "trace_point.h" /* tph_trace_reset_process */
+/* process_state.c: calls the three parts' resets, each declared by its own
+ * layer's header, so this header sits above them and none includes it. */
+void tph_process_state_reset(void);
 #endif

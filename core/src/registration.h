@@ -1,6 +1,7 @@
 /* An object's claim on its pool's self-heal entry: the interface between the
  * objects (work.c, wait.c, timer.c, periodic.c, io.c, group.c) and the
- * registry (registry.c, healer.c).
+ * registry (registry.c) beneath them.  The registry calls nothing above it:
+ * the healer's start reaches it as an argument (tph_healer_start_fn).
  *
  * Every object carries one tph_registration on its callback context, taken at
  * creation (tph_register) and given up at close (tph_registration_release).
@@ -18,10 +19,6 @@
 
 /* `_t`: the bare name is taken by tph_pool_key() in <tpheal/pool.h>. */
 typedef uintptr_t tph_pool_key_t;
-
-/* The key of the pool an object created with `env` runs on: NULL env or NULL
- * pool mean the default pool, key 0. */
-tph_pool_key_t tph_key_of_env(const tph_env *env);
 
 #if TPHEAL_SELF_HEAL
 
@@ -41,12 +38,16 @@ void tph_registration_release(tph_registration *r);
 /* A second, independent claim on the same pool (registers when r is empty).
  * Taken by a cleanup group before its native release. */
 tph_registration tph_registration_reclaim(const tph_registration *r);
+/* Starts the healer (true when it runs).  The healer is built on the objects
+ * above this layer, so the registry never names it: whoever reports a
+ * cancellation hands its start down (healer.h: tph_owe_repair). */
+typedef bool tph_healer_start_fn(void);
 /* A cancellation happened on r's pool: stamp it and make sure a repair will
- * come (healer, or an inline submit).  Retries registration when r is empty.
- * Returns false when the cancellation is left untracked. */
-bool tph_owe_repair(const tph_registration *r);
+ * come (`start` the healer, or an inline submit).  Retries registration when r
+ * is empty.  Returns false when the cancellation is left untracked. */
+bool tph_registry_owe_repair(const tph_registration *r, tph_healer_start_fn *start);
 /* The same for a claim taken before a release: never retries registration. */
-bool tph_owe_repair_claimed(const tph_registration *r);
+bool tph_registry_owe_repair_claimed(const tph_registration *r, tph_healer_start_fn *start);
 
 /* What object code writes: the field in its context struct, taking the
  * claim at creation and giving it up at close.  One spelling in both builds. */

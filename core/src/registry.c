@@ -9,7 +9,6 @@
 
 #include <tpheal/heal.h>
 
-#include "process_state.h"
 #include "registry.h"
 #include "trace_point.h"
 
@@ -314,7 +313,7 @@ tph_registration tph_registration_reclaim(const tph_registration *r) {
 
 /* ---- cancellation ---------------------------------------------------------- */
 
-static bool mark_and_arrange_repair(tph_pool_entry *e) {
+static bool mark_and_arrange_repair(tph_pool_entry *e, tph_healer_start_fn *start) {
     uint64_t at = tph_heal_now();
     /* Zero is reserved for "never cancelled"; a clock that happens to read
      * zero must still leave a mark. */
@@ -330,7 +329,7 @@ static bool mark_and_arrange_repair(tph_pool_entry *e) {
     tph_entry_stamp_cancelled(e, at);
     TPH_TRACE("heal", "cancelled", e->key, at);
     /* No registry lock here: starting the healer registers its own pool. */
-    if (tph_healer_ensure_running()) return true;
+    if (start()) return true;
     /* No healer means no tick will ever come, so do now what a tick would:
      * reporting "tracked" while arranging nothing would make the cancel's
      * safety claim silently false. */
@@ -339,10 +338,10 @@ static bool mark_and_arrange_repair(tph_pool_entry *e) {
     return true;
 }
 
-bool tph_owe_repair(const tph_registration *r) {
+bool tph_registry_owe_repair(const tph_registration *r, tph_healer_start_fn *start) {
     tph_registration again;
     bool tracked;
-    if (r->entry != NULL) return mark_and_arrange_repair(r->entry);
+    if (r->entry != NULL) return mark_and_arrange_repair(r->entry, start);
     /* The object's own registration failed.  Allocating now is the lesser
      * evil: the alternative is not "repair later" but "never repair".  The
      * mark keeps the entry alive past the release below, since an owed
@@ -352,12 +351,12 @@ bool tph_owe_repair(const tph_registration *r) {
         TPH_TRACE("heal", "cancel-untracked", r->key, 0);
         return false;
     }
-    tracked = mark_and_arrange_repair(again.entry);
+    tracked = mark_and_arrange_repair(again.entry, start);
     tph_registration_release(&again);
     return tracked;
 }
 
-bool tph_owe_repair_claimed(const tph_registration *r) {
+bool tph_registry_owe_repair_claimed(const tph_registration *r, tph_healer_start_fn *start) {
     /* A claim taken before a group release: when it holds no entry it pinned
      * nothing, so the pool may already be freed, and registering now would
      * create a work object on a dead pool.  Report instead of retrying. */
@@ -365,7 +364,7 @@ bool tph_owe_repair_claimed(const tph_registration *r) {
         TPH_TRACE("heal", "cancel-untracked", r->key, 0);
         return false;
     }
-    return mark_and_arrange_repair(r->entry);
+    return mark_and_arrange_repair(r->entry, start);
 }
 
 /* ---- the healer's view ---------------------------------------------------- */

@@ -1,11 +1,15 @@
 /* The self-heal registry's entry type and the operations the healer needs
- * from it.  Internal: shared by registry.c and healer.c only.
+ * from it.  Internal: defined by registry.c, used by healer.c (the layer
+ * above) and the tests; it declares nothing defined above the registry.
  *
  * Everything here exists only in a TPHEAL_SELF_HEAL build. */
 #ifndef TPHEAL_REGISTRY_H
 #define TPHEAL_REGISTRY_H
 
 #include <tpheal/config.h>
+
+/* Forgets every entry (process_state.h: tph_process_state_reset); in both builds. */
+void tph_registry_reset_process(void);
 
 #if TPHEAL_SELF_HEAL
 
@@ -80,9 +84,6 @@ void tph_entry_unref(tph_pool_entry *);
 size_t tph_registry_snapshot(uint64_t after_serial, tph_pool_entry **out, size_t max);
 /* Retire every entry nobody needs (objects, owed repair, queued repair). */
 void tph_registry_retire_idle(void);
-
-/* healer.c: make sure the healer runs; false if it could not be started. */
-bool tph_healer_ensure_running(void);
 
 #endif /* TPHEAL_SELF_HEAL */
 #endif

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "os.h"
-#include "process_state.h"
 #include "trace_point.h"
 
 #define FILTER_MAX 256

@@ -13,6 +13,8 @@
 extern volatile uint32_t tph_trace_on; /* 0 when unarmed and no hook */
 /* Named _emit: tph_trace_record is the public record type in <tpheal/trace.h>. */
 void tph_trace_emit(const char *target, const char *event, uint64_t a, uint64_t b);
+/* Empties the ring and drops the hook (process_state.h: tph_process_state_reset). */
+void tph_trace_reset_process(void);
 
 #define TPH_TRACE(target, event, a, b)                                                     \
     do {                                                                                   \

@@ -8,6 +8,7 @@
  * teardown. */
 #include <tpheal/wait.h>
 
+#include "healer.h"
 #include "object.h"
 #include "obligation.h"
 #include "trace_point.h"

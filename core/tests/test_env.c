@@ -6,7 +6,7 @@
 #include <cmocka.h>
 
 #include "objects_test.h"
-#include "registration.h"
+#include "object.h"
 
 static void env_init_gives_the_default_pool(void **state) {
     tph_env env;

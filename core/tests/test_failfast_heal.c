@@ -11,6 +11,7 @@
 #include "tph_test.h"
 
 #if TPHEAL_SELF_HEAL
+#include "healer.h"
 #include "registry.h"
 
 #define UNREPAIRABLE "tpheal: pool-unrepairable"

@@ -8,6 +8,7 @@
 #include "tph_test.h"
 
 #if TPHEAL_SELF_HEAL
+#include "healer.h"
 #include "registry.h"
 
 typedef struct counter {

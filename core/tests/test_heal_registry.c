@@ -9,6 +9,8 @@
 #include "tph_test.h"
 
 #if TPHEAL_SELF_HEAL
+#include "healer.h"
+#include "object.h"
 #include "registry.h"
 
 static bool entry_of(tph_pool_key_t key, tph_heal_entry_info *out) {

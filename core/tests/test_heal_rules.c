@@ -10,6 +10,7 @@
 #include "tph_test.h"
 
 #if TPHEAL_SELF_HEAL
+#include "healer.h"
 #include "registry.h"
 
 /* 5 s in interrupt-time units: healer.c's OVERDUE_AFTER, restated here as
