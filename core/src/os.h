@@ -126,6 +126,17 @@ typedef struct tph_os_mutex {
 void tph_os_mutex_lock(tph_os_mutex *);
 void tph_os_mutex_unlock(tph_os_mutex *);
 
+/* The diagnostics lock: a tph_os_mutex that orders the trace's own state (its
+ * ring, filter and hook) and is no synchronisation of the program.  Every real
+ * backend makes it the same lock as tph_os_mutex_lock.  The model gives it no
+ * happens-before edge and leaves what its holder does unchecked: a user's
+ * process with the trace neither armed nor hooked never takes it, but the
+ * scenario runner always hooks the trace, so as a plain mutex it ordered any
+ * two traced steps of the core -- the race build then saw an edge at every
+ * record that the user's process lacks, and races between records hid. */
+void tph_os_diag_lock(tph_os_mutex *);
+void tph_os_diag_unlock(tph_os_mutex *);
+
 /* ---- atomics: all sequentially consistent --------------------------------- */
 uint32_t tph_os_load32(const volatile uint32_t *);
 void tph_os_store32(volatile uint32_t *, uint32_t);

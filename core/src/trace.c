@@ -19,6 +19,7 @@
  * and read only through tph_os_gate_load32/store32 (see trace_point.h). */
 volatile uint32_t tph_trace_on;
 
+/* The diagnostics lock (os.h): it orders the trace, never the core. */
 static tph_os_mutex trace_lock;
 static bool trace_armed;
 static char filter_buf[FILTER_MAX];
@@ -79,27 +80,27 @@ static void parse_filter_locked(const char *filter) {
 }
 
 tph_err tph_trace_arm(const char *filter) {
-    tph_os_mutex_lock(&trace_lock);
+    tph_os_diag_lock(&trace_lock);
     parse_filter_locked(filter);
     refresh_gate();
-    tph_os_mutex_unlock(&trace_lock);
+    tph_os_diag_unlock(&trace_lock);
     return TPH_OK;
 }
 
 bool tph_trace_armed(void) { return trace_armed; }
 
 tph_err tph_trace_set_capacity(size_t records) {
-    tph_os_mutex_lock(&trace_lock);
+    tph_os_diag_lock(&trace_lock);
     wanted_capacity = records == 0 ? TPH_TRACE_DEFAULT_CAPACITY : records;
-    tph_os_mutex_unlock(&trace_lock);
+    tph_os_diag_unlock(&trace_lock);
     return TPH_OK;
 }
 
 void tph_trace_clear(void) {
-    tph_os_mutex_lock(&trace_lock);
+    tph_os_diag_lock(&trace_lock);
     recorded = 0;
     if (trace_armed) ensure_ring_locked();
-    tph_os_mutex_unlock(&trace_lock);
+    tph_os_diag_unlock(&trace_lock);
 }
 
 void tph_trace_emit(const char *target, const char *event, uint64_t a, uint64_t b) {
@@ -113,7 +114,7 @@ void tph_trace_emit(const char *target, const char *event, uint64_t a, uint64_t 
     rec.event = event;
     rec.a = a;
     rec.b = b;
-    tph_os_mutex_lock(&trace_lock);
+    tph_os_diag_lock(&trace_lock);
     keep = trace_armed && filter_passes(target);
     rec.seq = recorded;
     if (keep) {
@@ -125,7 +126,7 @@ void tph_trace_emit(const char *target, const char *event, uint64_t a, uint64_t 
      * tests must not depend on an environment variable nobody sets. */
     hook = (keep || !trace_armed) ? hook_fn : NULL;
     ctx = hook_ctx;
-    tph_os_mutex_unlock(&trace_lock);
+    tph_os_diag_unlock(&trace_lock);
     /* Outside the lock: the harness parks threads in the hook, and a parked
      * thread must not stop every other thread from recording. */
     if (hook != NULL) hook(&rec, ctx);
@@ -133,20 +134,20 @@ void tph_trace_emit(const char *target, const char *event, uint64_t a, uint64_t 
 
 size_t tph_trace_snapshot(tph_trace_record *out, size_t max, uint64_t *dropped) {
     size_t kept, first, i, n = 0;
-    tph_os_mutex_lock(&trace_lock);
+    tph_os_diag_lock(&trace_lock);
     kept = ring_capacity == 0 ? 0 : (recorded < ring_capacity ? (size_t)recorded : ring_capacity);
     first = (size_t)(recorded - kept);
     if (dropped != NULL) *dropped = recorded - kept;
     /* Oldest first: the oldest kept record sits where the next one would go
      * once the ring has wrapped, not at index 0. */
     for (i = 0; i < kept && n < max; i++) out[n++] = ring[(first + i) % ring_capacity];
-    tph_os_mutex_unlock(&trace_lock);
+    tph_os_diag_unlock(&trace_lock);
     return n;
 }
 
 void tph_trace_dump(FILE *f) {
     size_t kept, first, i;
-    tph_os_mutex_lock(&trace_lock);
+    tph_os_diag_lock(&trace_lock);
     kept = ring_capacity == 0 ? 0 : (recorded < ring_capacity ? (size_t)recorded : ring_capacity);
     first = (size_t)(recorded - kept);
     if (first > 0)
@@ -158,15 +159,15 @@ void tph_trace_dump(FILE *f) {
                 (unsigned long long)r->time, (unsigned)r->thread, r->target, r->event,
                 (unsigned long long)r->a, (unsigned long long)r->b);
     }
-    tph_os_mutex_unlock(&trace_lock);
+    tph_os_diag_unlock(&trace_lock);
 }
 
 void tph_trace_set_hook(tph_trace_hook fn, void *ctx) {
-    tph_os_mutex_lock(&trace_lock);
+    tph_os_diag_lock(&trace_lock);
     hook_fn = fn;
     hook_ctx = ctx;
     refresh_gate();
-    tph_os_mutex_unlock(&trace_lock);
+    tph_os_diag_unlock(&trace_lock);
 }
 
 void tph_trace_reset_process(void) {

@@ -40,6 +40,16 @@ void tph_os_mutex_unlock(tph_os_mutex *m) {
     rt_lock_release(l);
 }
 
+/* The diagnostics lock (os.h): a harness-only lock, so it gives no edge and its
+ * holder's accesses are unchecked, as the trace's own; it stays a scheduling
+ * point exactly where the plain mutex was, so every schedule is unchanged. */
+void tph_os_diag_lock(tph_os_mutex *m) {
+    rt_lock *l = (rt_lock *)(void *)m->word;
+    rt_lock_harness_only(l);
+    rt_lock_acquire(l);
+}
+void tph_os_diag_unlock(tph_os_mutex *m) { rt_lock_release((rt_lock *)(void *)m->word); }
+
 /* ---- clocks ------------------------------------------------------------------ */
 /* The system tick: QueryInterruptTime advances in 15.625 ms steps, so two
  * stamps taken close together are equal -- the registry's ">=" must hold

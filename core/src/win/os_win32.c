@@ -282,6 +282,8 @@ void tph_os_event_close(tph_os_event *e) {
 
 void tph_os_mutex_lock(tph_os_mutex *m) { AcquireSRWLockExclusive((PSRWLOCK)(void *)m->word); }
 void tph_os_mutex_unlock(tph_os_mutex *m) { ReleaseSRWLockExclusive((PSRWLOCK)(void *)m->word); }
+void tph_os_diag_lock(tph_os_mutex *m) { tph_os_mutex_lock(m); }
+void tph_os_diag_unlock(tph_os_mutex *m) { tph_os_mutex_unlock(m); }
 
 /* ---- atomics -------------------------------------------------------------- */
 /* Every Interlocked* call is a full barrier, which is what "sequentially
