@@ -27,9 +27,9 @@
 
 typedef struct sched_dfs sched_dfs;
 
-/* Fairness (strategy_dfs.c says why): a thread that keeps the CPU for this
- * many choice points in a row while another thread is runnable is demoted
- * until every other runnable thread has run; the switch is free. */
+/* Fairness (strategy_dfs_fair.c says why): a thread that keeps the CPU for
+ * this many choice points in a row while another thread is runnable is
+ * demoted until every other runnable thread has run; the switch is free. */
 #define SCHED_DFS_FAIR_BOUND 4096
 
 sched_dfs *sched_dfs_new(unsigned max_preemptions); /* NULL when out of memory */
@@ -47,7 +47,8 @@ unsigned sched_dfs_max_used(const sched_dfs *);   /* most preemptions one run us
 /* Before the first run: partial-order reduction (sleep sets + DPOR over the
  * dependency relation of harness/sched/README.md, "Dependency") on or off.
  * With it, runs explore one schedule per class of equivalent ones, as far
- * as the relation and the bound allow (strategy_dfs.c says what it may miss). */
+ * as the relation and the bound allow (strategy_dfs_por.c says what it may
+ * miss). */
 void sched_dfs_set_por(sched_dfs *, bool on);
 bool sched_dfs_por(const sched_dfs *);
 uint64_t sched_dfs_traces(const sched_dfs *);       /* runs that were not redundant */

@@ -128,7 +128,7 @@ typedef struct sched {
     sched_fiber main;
     sched_race race;
     sched_status status;
-    bool por; /* dfs with partial-order reduction: every point feeds strategy_dfs.c */
+    bool por; /* dfs with partial-order reduction: every point feeds strategy_dfs_por.c */
     char reason[256];
 
     union {
@@ -188,7 +188,7 @@ uint32_t sched_replay_choose(sched *, uint32_t n);
 /* sched.c */
 char *sched_blocked_report(sched *);
 
-/* strategy_dfs.c, the partial-order reduction (s->por only).  A step is
+/* strategy_dfs_por.c, the partial-order reduction (s->por only).  A step is
  * what a thread does from one scheduling point to its next; these say what
  * the running step touches (docs in harness/sched/README.md, "Dependency"). */
 void sched_por_touch(sched *, uintptr_t key, bool write);
