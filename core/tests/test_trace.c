@@ -348,6 +348,51 @@ static void test_many_threads(void **state) {
     tph_test_run_both(body_many_threads, NULL, NULL, 3);
 }
 
+/* Threads reconfiguring the trace while others record: every configuration
+ * call does its work under the trace's own lock.  In the race build that is
+ * what makes two configurers no race (controlled: the lock gives no edge and
+ * its holder is unchecked, so only work moved outside it is seen, when two
+ * threads do it at once) and a configurer and a recorder no race (native:
+ * the lock is a real mutex there, and work moved outside it races the other
+ * side's work inside it). */
+static void noop_hook(const tph_trace_record *rec, void *ctx) { (void)rec, (void)ctx; }
+
+static void configurer(void *arg) {
+    FILE *sink = (FILE *)arg;
+    tph_trace_record recs[8];
+    uint64_t dropped;
+    int i;
+    for (i = 0; i < 100; i++) {
+        tph_trace_arm((i & 1) ? "heal" : "*");
+        tph_trace_set_capacity((i & 2) ? 8 : 16);
+        tph_trace_clear();
+        tph_trace_set_hook((i & 1) ? noop_hook : NULL, NULL);
+        (void)tph_trace_snapshot(recs, 8, &dropped);
+        if (sink != NULL) tph_trace_dump(sink);
+    }
+}
+
+static void body_configure_while_recording(void *ctx) {
+    rt_thread *t[4];
+    FILE *sink = tmpfile();
+    size_t i;
+    (void)ctx;
+    quiet();
+    tph_trace_arm("heal");
+    for (i = 0; i < 2; i++) t[i] = tph_test_spawn("recorder", recorder, NULL);
+    for (i = 2; i < 4; i++) t[i] = tph_test_spawn("configurer", configurer, sink);
+    for (i = 0; i < 4; i++) rt_join(t[i]);
+    if (sink != NULL) fclose(sink);
+    quiet();
+    tph_trace_set_capacity(0);
+    tph_trace_arm(NULL);
+}
+
+static void test_configure_while_recording(void **state) {
+    (void)state;
+    tph_test_run_both(body_configure_while_recording, NULL, NULL, 6);
+}
+
 static void test_process_reset_returns_to_env_arming(void **state) {
     (void)state;
     /* This binary runs without TPHEAL_TRACE (ctest does not set it): after a
@@ -424,6 +469,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_hook_runs_after_storing),
         cmocka_unit_test(test_disarmed_records_nothing),
         cmocka_unit_test(test_many_threads),
+        cmocka_unit_test(test_configure_while_recording),
         cmocka_unit_test(test_process_reset_returns_to_env_arming),
         cmocka_unit_test(test_armed_before_main),
     };
