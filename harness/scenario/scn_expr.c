@@ -1,0 +1,83 @@
+/* Expressions (scn_run_internal.h): the value of a term -- a number, a heal
+ * entry's field, a trace count, an object's callbacks, a label's time, a
+ * read-out of the pool -- and whether a comparison holds.  What `assert`,
+ * `expect` and the expression form of `require` evaluate. */
+#include <stdint.h>
+#include <string.h>
+
+#include "scn_run_internal.h"
+
+static uint64_t term_value(run_state *run, const scn_term *t, bool *ok) {
+    tph_heal_entry_info info;
+    switch (t->kind) {
+    case SCN_TERM_NUMBER: return t->number;
+    case SCN_TERM_FIELD: {
+        bool exists = (t->pool == SCN_DEFAULT_POOL || run->pools[t->pool]) &&
+                      tph_heal_entry_get(run->keys[t->pool], &info);
+        if (!exists) memset(&info, 0, sizeof info);
+        switch (t->field) {
+        case SCN_FIELD_EXISTS: return exists;
+        case SCN_FIELD_OBJECTS: return info.objects;
+        case SCN_FIELD_LAST_CANCELLED: return info.last_cancelled;
+        case SCN_FIELD_LAST_STARTED: return info.last_started;
+        case SCN_FIELD_LAST_SUBMITTED: return info.last_submitted;
+        case SCN_FIELD_OUTSTANDING: return info.outstanding;
+        case SCN_FIELD_OVERDUE_EPISODES: return info.overdue_episodes;
+        case SCN_FIELD_REPAIRS_RUN: return info.repairs_run;
+        case SCN_FIELD_UNHEALED: return info.unhealed;
+        default: *ok = false; return 0;
+        }
+    }
+    case SCN_TERM_COUNT: {
+        uint64_t v;
+        rt_lock_acquire(&run->lock);
+        v = run->counts[count_slot(run, t->event, t->pool)];
+        rt_lock_release(&run->lock);
+        return v;
+    }
+    case SCN_TERM_CALLS: {
+        uint64_t v;
+        rt_lock_acquire(&run->lock);
+        v = run->objs[t->obj].calls;
+        rt_lock_release(&run->lock);
+        return v;
+    }
+    case SCN_TERM_OVERLAP: {
+        uint64_t v;
+        rt_lock_acquire(&run->lock);
+        v = run->objs[t->obj].max_running;
+        rt_lock_release(&run->lock);
+        return v;
+    }
+    case SCN_TERM_BLOCKED: return run->label_time[t->label];
+    case SCN_TERM_SEVERED:
+        return scn_pool_severed(scn_run_pool_native(run, t->pool));
+    case SCN_TERM_ENTRIES: return tph_heal_entry_count();
+    case SCN_TERM_HEALER: return tph_heal_healer_running();
+    case SCN_TERM_NOW: return rt_now();
+    }
+    *ok = false;
+    return 0;
+}
+
+bool scn_expr_eval(run_state *run, const scn_expr *e, uint64_t *l, uint64_t *r) {
+    bool ok = true;
+    *l = term_value(run, &e->lhs, &ok);
+    *r = term_value(run, &e->rhs, &ok);
+    switch (e->cmp) {
+    case SCN_EQ: return *l == *r;
+    case SCN_NE: return *l != *r;
+    case SCN_LT: return *l < *r;
+    case SCN_LE: return *l <= *r;
+    case SCN_GT: return *l > *r;
+    case SCN_GE: return *l >= *r;
+    }
+    return false;
+}
+
+void scn_expr_check(run_state *run, const scn_expr *e, const char *where) {
+    uint64_t l, r;
+    if (!scn_expr_eval(run, e, &l, &r))
+        scn_run_fail(run, "line %d: %s `%s` failed (left %llu, right %llu)", e->line, where, e->text,
+                     (unsigned long long)l, (unsigned long long)r);
+}
