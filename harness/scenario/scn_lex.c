@@ -4,7 +4,7 @@
 #include <string.h>
 
 /* '/' so that a trace point may be written as `tpheal-harness list` prints
- * it (api/CreateThreadpoolWork); names reject it (scn_parse.c). */
+ * it (api/CreateThreadpoolWork); names reject it (scn_parse_tokens.c). */
 static int is_word_char(unsigned char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
            c == '-' || c == '.' || c == '%' || c == '/';
