@@ -38,7 +38,9 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import manifest as mf  # noqa: E402
 import mutagen  # noqa: E402
-import sweep as sw  # noqa: E402
+from sweep_config import DEFAULTS, Bad, now  # noqa: E402
+from sweep_procs import kill_all, stop_on_signals  # noqa: E402
+from sweep_run import Sweep  # noqa: E402
 
 DEFAULT_FILES = ["core/src/*.c"]
 EQUIV = "ci/mutants/equivalent.txt"
@@ -61,14 +63,14 @@ def load_equivalent(path):
             continue
         parts = line.split(None, 1)
         if POSITION_RE.match(parts[0]):
-            raise sw.Bad(f"{path}:{n}:1: '{parts[0]}' is a mutant's position, which moves when lines "
-                         f"above it change; name it by its key (mutants.py --list, or the '=== KEY' "
-                         f"line of survivors.txt)")
+            raise Bad(f"{path}:{n}:1: '{parts[0]}' is a mutant's position, which moves when lines "
+                      f"above it change; name it by its key (mutants.py --list, or the '=== KEY' "
+                      f"line of survivors.txt)")
         if len(parts) != 2 or not mutagen.KEY_RE.match(parts[0]):
-            raise sw.Bad(f"{path}:{n}:1: expected 'FILE:OPERATOR:HASH[#N]  reason' (a mutant's key "
-                         f"and why no test can tell it from the original)")
+            raise Bad(f"{path}:{n}:1: expected 'FILE:OPERATOR:HASH[#N]  reason' (a mutant's key "
+                      f"and why no test can tell it from the original)")
         if parts[0] in out:
-            raise sw.Bad(f"{path}:{n}:1: mutant '{parts[0]}' listed twice")
+            raise Bad(f"{path}:{n}:1: mutant '{parts[0]}' listed twice")
         out[parts[0]] = parts[1].strip()
     return out
 
@@ -159,7 +161,7 @@ def summarize_progress(d, checkout, equivalent_path):
         equivalent = load_equivalent(pathlib.Path(equivalent_path) if equivalent_path
                                      else checkout / EQUIV)
         rows = [json.loads(line) for line in (d / "progress.jsonl").read_text().splitlines() if line]
-    except (OSError, ValueError, sw.Bad) as ex:
+    except (OSError, ValueError, Bad) as ex:
         print(f"mutants: cannot read {d / 'progress.jsonl'}: {ex}", file=sys.stderr)
         return 2
     c = summarize(rows, equivalent)
@@ -219,39 +221,39 @@ def main(argv=None):
     except SystemExit as ex:
         return 2 if ex.code else 0
     checkout = pathlib.Path(a.checkout).resolve()
-    t0 = sw.now()
+    t0 = now()
     if a.summarize:
         return summarize_progress(pathlib.Path(a.summarize), checkout, a.equivalent)
     try:
         ops = tuple(o.strip() for o in a.operators.split(",") if o.strip())
         bad = [o for o in ops if o not in mutagen.OPERATORS]
         if bad or not ops:
-            raise sw.Bad(f"mutants: unknown operator(s) {', '.join(bad) or '(none)'}; "
-                         f"known: {', '.join(mutagen.OPERATORS)}")
+            raise Bad(f"mutants: unknown operator(s) {', '.join(bad) or '(none)'}; "
+                      f"known: {', '.join(mutagen.OPERATORS)}")
         if a.sample is not None and a.sample < 1:
-            raise sw.Bad("mutants: --sample must be at least 1")
+            raise Bad("mutants: --sample must be at least 1")
         p = subprocess.run(["git", "ls-files", "-z"], cwd=checkout, capture_output=True)
         if p.returncode != 0:
-            raise sw.Bad(f"mutants: {checkout} is not a git checkout")
+            raise Bad(f"mutants: {checkout} is not a git checkout")
         tracked = [f for f in p.stdout.decode().split("\0") if f]
         patterns = a.files or DEFAULT_FILES
         chosen, muts = collect(checkout, patterns, tracked, ops)
         if not chosen:
-            raise sw.Bad(f"mutants: no tracked .c file matches {', '.join(patterns)}")
+            raise Bad(f"mutants: no tracked .c file matches {', '.join(patterns)}")
         population = len(muts)
         population_keys = {m.key for m in muts}
         if a.diff:
             d = subprocess.run(["git", "diff", "-U0", a.diff, "--"] + chosen, cwd=checkout,
                                capture_output=True, text=True)
             if d.returncode != 0:
-                raise sw.Bad(f"mutants: git diff {a.diff} failed: {d.stderr.strip()}")
+                raise Bad(f"mutants: git diff {a.diff} failed: {d.stderr.strip()}")
             changed = mutagen.changed_lines(d.stdout)
             muts = [m for m in muts if mutagen.on_changed_lines(m, changed)]
         if a.only:
             names = {m.id for m in muts} | {m.key for m in muts}
             unknown = [i for i in a.only if i not in names]
             if unknown:
-                raise sw.Bad(f"mutants: --only names no mutant (by id or key): {', '.join(unknown)}")
+                raise Bad(f"mutants: --only names no mutant (by id or key): {', '.join(unknown)}")
             muts = [m for m in muts if m.id in a.only or m.key in a.only]
         muts = sample(muts, a.sample, a.seed)
         if a.list:
@@ -272,7 +274,7 @@ def main(argv=None):
             try:
                 raw = dict(mf.load(str(cfg_path)).raw)
             except mf.ManifestError as ex:
-                raise sw.Bad(*ex.problems)
+                raise Bad(*ex.problems)
         # The suite's catchers, whatever the sabotage manifest trims for speed.
         raw.update(fallbackSeeds=a.seeds, fallbackStrategy="both",
                    fallbackSanitizer=not a.no_sanitizer)
@@ -294,7 +296,7 @@ def main(argv=None):
                                           test_sched="tests schedules, not memory (uninstrumented in the race build)",
                                           test_sched_pct="the same", test_sched_dfs="the same")
         for key in ("cmakeArgs", "sanitizerCmakeArgs"):
-            args = list(raw.get(key, sw.DEFAULTS[key]))
+            args = list(raw.get(key, DEFAULTS[key]))
             if not any(x.startswith("-DTPHEAL_WERROR") for x in args):
                 args.append("-DTPHEAL_WERROR=ON")
             raw[key] = args
@@ -307,7 +309,7 @@ def main(argv=None):
             print(f"mutants: no mutant to run ({population} generated"
                   + (f", none on lines changed since {a.diff}" if a.diff else "") + ")")
             return 0
-        sweep = sw.Sweep(checkout, m, work, out, jobs=a.jobs, quiet=a.quiet)
+        sweep = Sweep(checkout, m, work, out, jobs=a.jobs, quiet=a.quiet)
         sweep.stop_at_first = not a.all_catchers
         out.mkdir(parents=True, exist_ok=True)
         progress = open(out / "progress.jsonl", "w", encoding="utf-8")
@@ -316,17 +318,17 @@ def main(argv=None):
             progress.write(json.dumps(dict(r.as_dict(), diff=r.diff)) + "\n")
             progress.flush()
         sweep.on_result = record
-        sw.stop_on_signals()
+        stop_on_signals()
         results = sweep.run(entries)
-    except sw.Bad as ex:
+    except Bad as ex:
         for line in ex.lines:
             print(line, file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        sw.kill_all()
+        kill_all()
         return 2
     counts = summarize([r.as_dict() for r in results], equivalent)
-    wall = sw.now() - t0
+    wall = now() - t0
     meta = {"files": patterns, "operators": list(ops), "population": population,
             "diff": a.diff, "sample": a.sample, "seed": a.seed, "ran": len(results),
             "seeds": a.seeds, "sanitizer": None if a.no_sanitizer else a.sanitizer,

@@ -1,0 +1,132 @@
+"""The sweep's configuration: the manifest's top-level keys that tune it,
+their defaults and types, the hang bound's constants, and the two helpers
+every part of the sweep shares (Bad, the exit-2 error; now, the clock).
+docs/sabotage.md, "The manifest", is the user's table of these keys."""
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import time
+
+HANG_FLOOR = 15.0
+HANG_FACTOR = 3.0
+# A pytest-layer catcher is mostly Python start-up, which load stretches far
+# more than the tests: make soak's fifth run (2 CPU hogs, and a sanitizer
+# build beside it) saw ci/test_cli.py pass 43 tests in 1.15 s of test time
+# and still reach its 15 s bound (baseline 2.6 s), and the sweep called a
+# control "caught" by that timeout.  The tests bound their own child
+# processes (conftest.run_bounded), so a hang a defect causes fails a test
+# long before this backstop.
+PYTEST_HANG_FLOOR = 90.0
+OUTPUT_KEEP = 200_000  # characters of a catcher's output kept in a transcript
+
+# Defaults for the top-level configuration keys (all optional in the manifest).
+DEFAULTS = {
+    "cmakeArgs": ["-DCMAKE_BUILD_TYPE=Debug", "-DTPHEAL_SANITIZE="],
+    "harnessTarget": "tpheal-harness",
+    # built with the harness: scenarios that say `build fail-fast` re-run in it
+    "harnessTargets": ["tpheal-harness", "tpheal-harness-failfast"],
+    # executables left out of the fallback set, with the reason (a flaky
+    # catcher there would "catch" sabotages it has nothing to do with)
+    "fallbackExclude": {},
+    "scenarioDir": "scenarios",
+    # {harness} {scenario} (absolute path) {seeds} {strategy} {args...}
+    # --json: the harness's contract (ci/harness_json.py), read without regexes;
+    # a manifest's own command may print the text report instead (both parse)
+    "scenarioCommand": ["{harness}", "run", "--json", "--no-replay", "--seeds", "{seeds}",
+                        "--strategy", "{strategy}", "{scenario}"],
+    "defaultSeeds": 200,
+    "defaultStrategy": "pct",
+    # The fallback is the suite as `make test` runs it: every scenario under
+    # both strategies at ci/test_scenarios.py's seed count, and the unit
+    # executables of the default and the sanitizer build.
+    "fallbackSeeds": 200,
+    "fallbackStrategy": "both",
+    "fallbackSanitizer": True,
+    "sanitizerCmakeArgs": ["-DCMAKE_BUILD_TYPE=Debug", "-DTPHEAL_SANITIZE=address",
+                           "-DCMAKE_C_COMPILER=clang"],
+    # Seeds per strategy of every scenario run in the sanitizer build too (0:
+    # none).  For a TSan sanitizer build that is the race detector under the
+    # controlled scheduler (docs/races.md): mutants.py --sanitizer thread.
+    "sanitizerScenarioSeeds": 0,
+    "baselineTimeoutSeconds": 120,
+    # ctest names whose executables form the fallback set (the conformance
+    # comparison is not a unit test of the rules and takes seconds).
+    "unitPrefixes": ["core.", "harness."],
+    # The pytest layer of `make test`: the files that can catch a core or
+    # harness defect at reasonable cost, each a catcher `pytest:FILE` run in
+    # the copy against its build ($TPHEAL_BUILD_DIR).  Every other test_*.py
+    # beside them is left out, with its reason (printed, and in the report).
+    "pytestFiles": ["ci/test_cli.py", "ci/test_replay.py", "ci/test_scenarios.py", "ci/test_docs.py"],
+    "pytestExclude": {
+        "ci/test_unit.py": "runs the ctest executables, which the unit: and asan: layers run directly",
+        "ci/test_sabotage.py": "runs this sweep (its fixture, then the whole manifest): it judges "
+                               "ci/sabotage, not the patched tree, at minutes an entry",
+        "ci/test_mutants.py": "runs the mutant runner on its fixture project: it judges ci/sabotage, "
+                              "not the patched tree",
+        "ci/test_sweep_foreign.py": "runs this sweep on its fixture project: it judges ci/sabotage, "
+                                    "not the patched tree",
+        "ci/test_stress.py": "20 s real-time passes on the default, ASan and TSan builds; the copies "
+                             "have no TSan build (`make stress` is that job)",
+        "ci/test_races.py": "needs the TSan build ($TPHEAL_BUILD_DIR/tsan), which the copies lack; "
+                            "`mutants.py --sanitizer thread` is that layer",
+        "ci/test_fuzz.py": "needs the libFuzzer build (build/fuzz) and fuzzes for 30 s",
+        "ci/test_install.py": "installs the package and builds its consumers four ways: minutes "
+                              "an entry, for rules the unit layer holds",
+        "ci/test_windows.py": "needs mingw-w64 and Wine (a cross build the copies do not make)",
+        "ci/test_gate.py": "checks the workflow, ci/deps.sh and the build flags; its MSVC-mode pass "
+                           "compiles the core, it runs none of its rules",
+        "ci/test_soak.py": "tests ci/soak.py against a stand-in suite, none of the tree's C code",
+    },
+    # {python} (an interpreter with pytest), {file} (relative to the copy,
+    # the working directory), {build} (the copy's build dir).  -x: the first
+    # failing test is enough, the catcher failed.
+    "pytestCommand": ["{python}", "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "{file}"],
+}
+CONFIG_TYPES = {"cmakeArgs": list, "harnessTarget": str, "harnessTargets": list,
+                "fallbackExclude": dict, "scenarioDir": str,
+                "scenarioCommand": list, "defaultSeeds": int, "defaultStrategy": str,
+                "fallbackSeeds": int, "fallbackStrategy": str, "fallbackSanitizer": bool,
+                "sanitizerCmakeArgs": list, "baselineTimeoutSeconds": int, "unitPrefixes": list,
+                "sanitizerScenarioSeeds": int, "pytestFiles": list, "pytestExclude": dict,
+                "pytestCommand": list}
+# A defect's outcomes that mean "caught" (by the named catchers or not, of
+# the declared kind or not) for the caught share; stale, inert and
+# does-not-compile ran nothing and are counted apart.
+CAUGHT_OUTCOMES = ("caught", "caught-by-other", "wrong-kind", "timeout")
+
+
+@functools.lru_cache(maxsize=None)
+def pytest_python():
+    """The interpreter for {python}: this one when it has pytest, else the
+    system one (`python3` on PATH may lack it; the Makefile uses /usr/bin)."""
+    import importlib.util
+    if importlib.util.find_spec("pytest") is not None:
+        return sys.executable
+    return "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+
+
+class Bad(Exception):
+    """Bad input: exit 2 with these lines."""
+
+    def __init__(self, *lines):
+        super().__init__("\n".join(lines))
+        self.lines = lines
+
+
+def now():
+    return time.monotonic()
+
+
+def config_of(manifest):
+    """DEFAULTS overridden by the manifest's top-level keys, each checked
+    against its type (a bool is not an int here)."""
+    cfg = dict(DEFAULTS)
+    for k, typ in CONFIG_TYPES.items():
+        if k in manifest.raw:
+            if not isinstance(manifest.raw[k], typ) or \
+                    (typ is not bool and isinstance(manifest.raw[k], bool)):
+                raise Bad(f"{manifest.path}: top-level '{k}' must be a {typ.__name__}")
+            cfg[k] = manifest.raw[k]
+    return cfg
