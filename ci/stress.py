@@ -78,6 +78,14 @@ def rel(p: pathlib.Path) -> str:
         return str(p)
 
 
+def invoked(p: pathlib.Path) -> str:
+    """How a harness is started so that the commands it prints name it
+    pasteably from here: relative to here, and never a bare name (the shell,
+    and exec, would look that up on PATH)."""
+    r = rel(p)
+    return r if os.sep in r or "/" in r else os.path.join(".", r)
+
+
 def discover_scenarios(args_scenarios: list[str]) -> list[str]:
     """Sorted, so every shard and machine numbers the corpus the same way."""
     items = args_scenarios or [str(REPO / "scenarios")]
@@ -267,15 +275,22 @@ class Run:
         return o
 
     def rel_exe(self, scenario: str, mode: str = "") -> str:
-        """The executable as a replay line names it (with the wrapper)."""
+        """The executable as a command line of the driver's names it (with the wrapper)."""
         return shjoin([*self.wrapper, rel(self.exe_for(scenario, mode))])
+
+    def wrapped(self, command: str) -> str:
+        """A command the harness printed, as pasted here: the harness cannot
+        know the exec wrapper it was run through, so that is put in front."""
+        return " ".join([shjoin(self.wrapper), command]) if self.wrapper else command
 
     def run_batch(self, b: P.Batch, max_ms: int, pct_steps: int, max_run_ms: int = 0):
         # A batch stops itself after max_ms; one run may still be long (the
         # native mode waits out real timers), so allow a generous margin.
         t = time.monotonic()
         count = FREE_RUN_COUNT if b.mode in P.FREE_RUNNING else 1 << 40
-        o = self.call_for(b.scenario, lambda exe: H.batch_cmd(exe, b, count, max(1, max_ms),
+        # The harness names itself in its replay lines as invoked: by the
+        # path relative to here, as the failure files always named it.
+        o = self.call_for(b.scenario, lambda exe: H.batch_cmd(invoked(exe), b, count, max(1, max_ms),
                                                               pct_steps, max_run_ms),
                           batch_timeout(b.mode, max_ms, max_run_ms), b.mode)
         cmd = H.batch_cmd(self.exe_for(b.scenario, b.mode), b, count, max(1, max_ms), pct_steps)
@@ -317,10 +332,15 @@ class Run:
         seed = int(str(f.get("seed", "0")), 0)
         entry = {"scenario": b.scenario, "mode": b.mode, "strategy": b.strategy,
                  "depth": b.depth, "pct_steps": pct_steps, "seed": seed, "batch": b.k,
-                 "status": f.get("status", "failed"), "reason": f.get("reason", ""),
-                 "replay": self.rel_exe(b.scenario, b.mode) + " " + shjoin(H.run_cmd("", b.scenario, seed,
-                                              b.mode, b.strategy, b.depth, pct_steps,
-                                              json_out=False)[1:])}
+                 "status": f.get("status", "failed"), "reason": f.get("reason", "")}
+        # The commands are the harness's, as its run path prints them: a
+        # controlled run's replay by seed, a free-running run's model hint.
+        if f.get("model_hint"):
+            entry["replay"], entry["replay_label"] = self.wrapped(f["model_hint"]), H.MODEL_HINT
+        else:
+            entry["replay"] = self.wrapped(f.get("replay", ""))
+        if f.get("replay_schedule"):
+            entry["replay_schedule"] = self.wrapped(f["replay_schedule"])
         if f.get("schedule"):
             entry["schedule"] = f["schedule"]
         if "j" in f:  # the same run as its batch made it: seed splitmix64(base + j)
@@ -354,17 +374,21 @@ class Run:
             # when nothing was printed (a hang killed under Wine, which
             # does not turn SIGABRT into the harness's crash line).
             o.crash_seed = P.run_seed(b.base, 0)
-        if o.crash_seed is not None:
-            seed = o.crash_seed
-            replay = self.rel_exe(b.scenario, b.mode) + " " + shjoin(H.run_cmd("", b.scenario, seed,
-                                        b.mode, b.strategy, b.depth, pct_steps, json_out=False)[1:])
+        seed = o.crash_seed
+        label = None
+        if o.crash_command:
+            # the command the harness printed for the run it crashed in
+            replay = self.wrapped(o.crash_command)
+            label = H.MODEL_HINT if o.crash_label == H.MODEL_HINT else None
         else:
-            seed = None
+            # the batch itself (a one-run free-running batch is that run)
             replay = " ".join([self.rel_exe(b.scenario, b.mode), shjoin(cmd[1:])])
         entry = {"scenario": b.scenario, "mode": b.mode, "strategy": b.strategy,
                  "depth": b.depth, "pct_steps": pct_steps, "seed": seed, "batch": b.k,
                  "status": status, "reason": reason, "returncode": o.returncode,
                  "replay": replay, "stderr_tail": o.stderr[-4000:]}
+        if label:
+            entry["replay_label"] = label
         if status == "bad-output":
             entry["stdout_tail"] = o.stdout_tail
         if b.mode in P.FREE_RUNNING and seed is not None and status != "sanitizer":
@@ -412,7 +436,8 @@ class Run:
                                    f"files in {rel(self.fail_dir)}/")
             return
         self.progress.note(f"FAILED {entry['scenario']} ({entry['mode']}, seed {seed}): "
-                           f"{entry['status']} {entry['reason'][:120]}\n  replay: {entry['replay']}")
+                           f"{entry['status']} {entry['reason'][:120]}\n"
+                           f"  {entry.get('replay_label', 'replay')}: {entry['replay']}")
 
     # ---- fault loop ---------------------------------------------------------
     def phase_faultloop(self):
@@ -621,7 +646,7 @@ def failure_text(e: dict, master: int) -> str:
         lines.append(f"fault:     {e['fault']}")
     lines += [f"seed:      {e['seed']}", f"status:    {e['status']}",
               f"reason:    {e['reason']}", f"master:    {master} (batch {e.get('batch')})", "",
-              "replay:", f"  {e['replay']}"]
+              f"{e.get('replay_label', 'replay')}:", f"  {e['replay']}"]
     if e.get("batch_replay"):
         lines += ["the same run inside its batch:", f"  {e['batch_replay']}"]
     rep = e.get("reproduction")

@@ -11,7 +11,11 @@ engine the last; docs/stress.md describes the JSON):
       fails the 1st, 2nd, ... call of every failable seam kind until nothing
       is left to fail; prints one JSON object per injected fault and a summary.
   run FILE --seed S --mode controlled|native [--strategy S --depth D] --json
-      one run, the replay command printed for every failure.
+      one run (the controlled re-runs of a free-running failure).
+
+The replay commands of a failure are the harness's own (a batch's failure
+objects and its crash line carry the ones `run` prints); nothing here
+builds one.
 
 The driver's mode "real" is tpheal-harness-realpool (the same CLI linked
 with the real Windows pool), which only runs free (`--mode native`): the
@@ -33,6 +37,13 @@ import procs  # bounded runs, tree kills, sanitizer reports: one definition
 POSIX = os.name == "posix"
 EXIT_OTHER_BUILD = 4  # the scenario needs the other core build (fail-fast sibling)
 CRASH_RE = re.compile(r"tph-stress: crashed in run (\S+) seed=(0x[0-9a-f]+) j=(\d+)")
+# ... and the line after it: the command the harness's run path prints for
+# that run (stress_batch.c), which the failure file carries as it is.
+# The labels are the run report's (scn_report.c): a free-running run is
+# replayed by nothing, so its command is the model hint.
+REPLAY_BY_SEED = "replay by seed"
+MODEL_HINT = "look for a deterministic reproduction on the model"
+CRASH_CMD_RE = re.compile(rf"^tph-stress: ({REPLAY_BY_SEED}|{MODEL_HINT}): (.*)$", re.M)
 
 
 def sanitizer_env(base: dict | None = None) -> dict:
@@ -105,6 +116,8 @@ class Outcome:
     stderr: str
     crash_seed: int | None = None  # from the harness's crash line, if it printed one
     crash_j: int | None = None
+    crash_label: str = ""          # REPLAY_BY_SEED or MODEL_HINT, with crash_command
+    crash_command: str = ""        # what the harness printed for the run it crashed in
     sanitizer: str = ""            # first sanitizer report line, if any
     stdout_bytes: int = 0
     stdout_tail: str = ""          # the last of stdout, kept for a batch whose output did not parse
@@ -129,6 +142,9 @@ def call(cmd: list[str], timeout: float, env: dict, wrapper=()) -> Outcome:
     m = CRASH_RE.search(err_s)
     if m:
         o.crash_seed, o.crash_j = int(m.group(2), 16), int(m.group(3))
+        c = CRASH_CMD_RE.search(err_s, m.end())
+        if c:
+            o.crash_label, o.crash_command = c.group(1), c.group(2)
     o.sanitizer = procs.sanitizer_line(err_s)
     if o.sanitizer:
         o.ok = False
@@ -157,8 +173,8 @@ def faultloop_cmd(harness, scenario: str, seed: int, max_sites: int,
 
 def run_cmd(harness, scenario: str, seed: int, mode: str, strategy: str = "",
             depth: int = 0, pct_steps: int = 0, json_out: bool = True) -> list[str]:
-    """The scenario engine's single-run command; also the replay line a
-    failure file prints (harness path relative to the repo when possible)."""
+    """The scenario engine's single-run command: the controlled re-runs of a
+    free-running failure, listed with their verdicts in its failure file."""
     cmd = [str(harness), "run", scenario, "--seed", str(seed), "--mode", harness_mode(mode)]
     if mode == "controlled" and strategy:
         cmd += ["--strategy", strategy]

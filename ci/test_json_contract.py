@@ -43,7 +43,7 @@ def test_every_object_of_every_command_matches_the_schema(tmp_path):
     bad.write_text(FAILING)
     h, ff = harness(), harness("tpheal-harness-failfast")
     one = "scenarios/concurrent-cancels-out-of-order.scn"
-    seen, problems = {}, []
+    seen, problems, batch_failures = {}, [], []
     runs = [[h, "run", *map(str, CORPUS), "--seeds", "2", "--strategy", "both", "--json", "--no-replay"],
             [ff, "run", *map(str, CORPUS), "--seeds", "1", "--json", "--no-replay"],
             [h, "run", str(bad), "--seeds", "2", "--json"],
@@ -53,6 +53,7 @@ def test_every_object_of_every_command_matches_the_schema(tmp_path):
             [h, "stress-batch", "--mode", "controlled", "--base", "0x5", "--count", "4", "--max-ms", "1000",
              "--strategy", "pct", "--depth", "3", str(bad)],
             [h, "stress-batch", "--mode", "native", "--base", "0x5", "--count", "1", "--max-ms", "1", one],
+            [h, "stress-batch", "--mode", "native", "--base", "0x5", "--count", "1", "--max-ms", "1", str(bad)],
             [h, "stress-batch", "--mode", "native", "--base", "0x5", "--count", "1", "--max-ms", "1",
              "scenarios/healer-never-starts-same-tick.scn"],
             [h, "stress-faultloop", "--seed", "0x5", "--max-sites", "4", one]]
@@ -60,8 +61,15 @@ def test_every_object_of_every_command_matches_the_schema(tmp_path):
         for o in objects_of(cmd):
             seen[o["type"]] = seen.get(o["type"], 0) + 1
             problems += [f"{' '.join(cmd[1:3])}: {e}" for e in HJ.problems(o)]
+            if o["type"] == "batch":
+                batch_failures += o["failures"]
     assert not problems, "\n".join(problems[:20])
     assert set(seen) == set(HJ.schema()["properties"]["type"]["enum"]), seen
+    # every batch failure carries the run path's command(s): a controlled
+    # one both replays, a free-running one the model hint (and both kinds ran)
+    kinds = {("model_hint",) if "model_hint" in f else tuple(k for k in ("replay", "replay_schedule") if k in f)
+             for f in batch_failures}
+    assert kinds == {("replay", "replay_schedule"), ("model_hint",)}, batch_failures
     assert seen["summary"] >= 2 * len(CORPUS) - 2, seen
 
 

@@ -262,3 +262,58 @@ def test_the_generated_cases_cover_every_strategy_kind_and_awkward_character():
     words = "".join(c["exe_dir"] + c["scn_dir"] + c["file"] for c in CASE_LIST)
     for ch in " '\"$\\`=\u00e9\u65e5*;&|!#~\t%":
         assert ch in words, ch
+
+
+# ---- stress-batch: its failures carry the run path's commands ---------------------
+# Issue 20 item 4: ci/stress.py prints these as they are, so they are held
+# to the same property -- pasted through a shell as printed, from where the
+# harness was started, each reproduces its failure -- and to the same text
+# as `run` prints for that seed (one builder, scn_report.c).
+BATCH_CASES = [
+    # (strategy, kind): random and PCT (k not given: the batch says the
+    # scheduler's default), the fail-fast sibling's process end, and a
+    # free-running failure, whose command is the model hint
+    ("random", "oracle"), ("pct", "expectation"), ("random", "crash"), ("native", "expectation")]
+
+
+@pytest.mark.parametrize("strategy,kind", BATCH_CASES, ids=lambda v: str(v))
+def test_a_failed_batchs_commands_reproduce_its_failures_as_pasted(tmp_path, strategy, kind):
+    c = {"index": 0, "strategy": strategy, "kind": kind, "exe_dir": "eq=1", "scn_dir": "it's $HOME",
+         "file": "caf\u00e9 q?.scn", "invoke": "relative", "shell": "/bin/sh"}
+    argv0, scn, env, cwd = set_up(tmp_path, c)
+    if kind == "crash":  # `build fail-fast`: the batch runs on the sibling (ci/stress.py: exit 4)
+        argv0 = os.path.join(os.path.dirname(argv0), "tpheal-harness-failfast")
+    native = strategy == "native"
+    args = ["stress-batch", "--mode", "native" if native else "controlled", "--base", "0x5",
+            "--count", "1" if native else "3", "--max-failures", "2"]
+    if strategy == "pct":
+        args += ["--strategy", "pct", "--depth", "2"]
+    p = subprocess.run([argv0, *args, scn], cwd=cwd, env=env, capture_output=True, timeout=300)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    [batch] = HJ.of_type(HJ.objects(p.stdout.decode("utf-8", "replace")), "batch")
+    assert HJ.problems(batch) == [], HJ.problems(batch)
+    assert batch["failures"], batch
+    for f in batch["failures"]:
+        seed = int(f["seed"], 16)
+        # the same text `run` prints for that run
+        recipe = ["--mode", "native"] if native else \
+            ["--strategy", strategy] + (["--depth", "2", "--pct-steps", "200"] if strategy == "pct" else [])
+        r = subprocess.run([argv0, "run", scn, "--seed", str(seed), *recipe], cwd=cwd, env=env,
+                           capture_output=True, timeout=300)
+        printed = {label.decode(): cmd.decode("utf-8", "surrogateescape")
+                   for label, cmd in CMD_RE.findall(first_report(r.stdout))}
+        if native:
+            assert "replay" not in f and "replay_schedule" not in f, f
+            assert printed == {"look for a deterministic reproduction on the model": f["model_hint"]}, (printed, f)
+            cmds = [f["model_hint"]]
+        else:
+            assert "model_hint" not in f, f
+            assert printed == {"replay by seed": f["replay"], "replay": f["replay_schedule"]}, (printed, f)
+            cmds = [f["replay"], f["replay_schedule"]]
+        for cmd in cmds:
+            q = paste(c, cmd, cwd, env)
+            assert q.returncode == 1, (cmd, q.stdout, q.stderr)
+            rep = first_report(q.stdout)
+            assert FAILURES_RE.search(rep).group(1).split(b"\n")[0] == b"    " + f["reason"].encode(), (cmd, rep)
+            if not native:
+                assert f"\n  schedule: {f['schedule']}\n".encode() in rep, (cmd, rep)

@@ -13,8 +13,10 @@ import json
 import os
 import pathlib
 import re
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -31,7 +33,7 @@ FAKE = r'''#!/usr/bin/python3
 # by environment variables.  Logs every call to $FAKE_LOG (its own file name
 # first).  Named tpheal-harness-realpool it plays the real-pool build: only
 # --mode native, "pool": "win32", and FAKE_* patterns match it as mode "real".
-import json, os, sys, time
+import json, os, shlex, sys, time
 EXE = os.path.basename(sys.argv[0])
 REAL = "realpool" in EXE
 MASK = (1 << 64) - 1
@@ -47,7 +49,21 @@ def env_match(var, scen, mode):
     v = os.environ.get(var, "")
     return bool(v) and all(p in (scen + ":" + mode) for p in v.split(","))
 cmd = sys.argv[1]
-scen = sys.argv[-1] if cmd != "run" else sys.argv[2]
+scen = next((a for a in sys.argv[2:] if a.endswith(".scn")), sys.argv[-1])
+def commands(seed):
+    """The failure's commands as the harness's run path prints them: a
+    controlled run's replay (by seed, by schedule), a free-running one's
+    model hint on the model harness beside this one."""
+    me, q = sys.argv[0], shlex.quote
+    if REAL or opt("--mode") == "native":
+        model = me.replace("tpheal-harness-realpool", "tpheal-harness")
+        return {"model_hint": "%s run --mode controlled --strategy both --seeds 100 --first-seed %d %s"
+                              % (q(model), seed, q(scen))}
+    recipe = "--strategy " + opt("--strategy", "random")
+    if opt("--strategy") == "pct":
+        recipe += " --depth %s --pct-steps %s" % (opt("--depth"), opt("--pct-steps", "200"))
+    return {"replay": "%s replay --seed %d %s %s" % (q(me), seed, recipe, q(scen)),
+            "replay_schedule": "%s replay --schedule r1.2.3 %s" % (q(me), q(scen))}
 with open(os.environ["FAKE_LOG"], "a") as log:
     log.write(json.dumps([EXE] + sys.argv[1:]) + "\n")
 if REAL and (cmd == "stress-faultloop" or opt("--mode", "native") != "native"):
@@ -68,13 +84,16 @@ if cmd == "stress-batch":
         sys.exit(int(os.environ.get("FAKE_SILENT_RC", "0")))
     if env_match("FAKE_CRASH", scen, mode):
         sys.stderr.write("tph-stress: crashed in run %s seed=0x%016x j=3\n" % (scen, seeds[3]))
+        label, line = next(iter(commands(seeds[3]).items()))
+        sys.stderr.write("tph-stress: %s: %s\n" % ({"replay": "replay by seed", "model_hint":
+                         "look for a deterministic reproduction on the model"}[label], line))
         os.abort()
     time.sleep(0.01)
     fails = []
     if env_match("FAKE_FAIL", scen, mode):
         j = min(5, n - 1)  # free-running batches are one run each
-        fails.append({"j": j, "seed": "0x%016x" % seeds[j], "status": "deadlock",
-                      "reason": "fake deadlock", "schedule": "r1.2.3"})
+        fails.append(dict({"j": j, "seed": "0x%016x" % seeds[j], "status": "deadlock",
+                           "reason": "fake deadlock", "schedule": "r1.2.3"}, **commands(seeds[j])))
     print(json.dumps({"v": int(os.environ.get("FAKE_V", "1")), "type": "batch", "scenario": scen,
                       "mode": opt("--mode"), "pool": "win32" if REAL else "sim",
                       "runs": n, "steps": 10 * n,
@@ -92,6 +111,8 @@ elif cmd == "stress-faultloop":
 elif cmd == "run":
     mode = "real" if REAL else opt("--mode")
     sys.exit(1 if env_match("FAKE_REPRO", scen, mode) else 0)
+elif cmd == "replay":  # the model only: a controlled run
+    sys.exit(1 if env_match("FAKE_REPRO", scen, "controlled") else 0)
 '''
 
 
@@ -231,7 +252,11 @@ def test_controlled_failure_writes_a_file_with_its_replay_and_exits_1(fake):
     assert any(x["seed"] == P.run_seed(base, 5) for x in f)
     text = (fake["tmp"] / f[0]["file"]).read_text() if not os.path.isabs(f[0]["file"]) \
         else pathlib.Path(f[0]["file"]).read_text()
-    assert f"--seed {f[0]['seed']}" in text and " run " in text and "fake deadlock" in text
+    # the harness's replay line, as it printed it
+    assert f"\nreplay:\n  {f[0]['replay']}\n" in text and "fake deadlock" in text
+    assert f[0]["replay"].startswith("build/harness/scenario/tpheal-harness replay --seed "
+                                     f"{f[0]['seed']} --strategy "), f[0]["replay"]
+    assert f[0]["replay_schedule"].endswith(" replay --schedule r1.2.3 " + f[0]["scenario"]), f[0]
     assert f"--base 0x{base:016x} --count 1 --first 5" in text
     assert "replay:" in p.stderr and "FAILED" in p.stderr
 
@@ -347,6 +372,8 @@ def test_crash_is_attributed_to_the_run_the_harness_names(fake):
     assert p.returncode == 1
     f = [x for x in results(fake)["failures"] if x["status"] == "crash"]
     assert f and f[0]["seed"] is not None and f"--seed {f[0]['seed']}" in f[0]["replay"]
+    # the line the harness printed after its crash line, as it printed it
+    assert f[0]["replay"].startswith("build/harness/scenario/tpheal-harness replay --seed "), f[0]
 
 
 def test_faultloop_failure_fails_the_run(fake):
@@ -565,9 +592,11 @@ def test_real_failure_is_reported_with_its_seed_and_reproduced_on_the_model(fake
     assert len(f) == 1 and "alpha" in f[0]["scenario"]
     batch = next(c for c in calls(fake_real, exe=REALPOOL) if "alpha" in c[-1])
     assert f[0]["seed"] == P.run_seed(int(batch[batch.index("--base") + 1], 16), 0)
-    # The replay names the real-pool executable in its only mode...
-    assert REALPOOL in f[0]["replay"] and "--mode native" in f[0]["replay"]
-    assert f"--seed {f[0]['seed']}" in f[0]["replay"] and "--mode real" not in f[0]["replay"]
+    # Nothing replays a free-running run: like `run`, the harness gives the
+    # model hint, on the model harness beside the real pool's...
+    assert f[0]["replay"] == (f"build/harness/scenario/tpheal-harness run --mode controlled --strategy both "
+                              f"--seeds 100 --first-seed {f[0]['seed']} {f[0]['scenario']}"), f[0]
+    assert f[0]["replay_label"] == "look for a deterministic reproduction on the model"
     # ...and the reproduction ran the model (tpheal-harness) controlled.
     rep = f[0]["reproduction"]
     assert rep["reproduced"] is True and REALPOOL not in rep["command"]
@@ -576,7 +605,8 @@ def test_real_failure_is_reported_with_its_seed_and_reproduced_on_the_model(fake
     assert runs and all(c[c.index("--mode") + 1] == "controlled" for c in runs)
     assert calls(fake_real, "run", exe=REALPOOL) == []
     text = next((fake_real["tmp"] / "out" / "failures").glob("*alpha-real*")).read_text()
-    assert "mode:      real" in text and "REPRODUCED" in text and REALPOOL in text
+    assert "mode:      real" in text and "REPRODUCED" in text
+    assert f"\nlook for a deterministic reproduction on the model:\n  {f[0]['replay']}\n" in text
 
 
 def test_real_hang_is_attributed_to_the_one_run_of_its_batch(fake_real, tmp_path):
@@ -601,7 +631,8 @@ def test_real_hang_is_attributed_to_the_one_run_of_its_batch(fake_real, tmp_path
     f = json.loads((tmp_path / "out" / "results.json").read_text())["failures"]
     base = int(calls(fake_real, exe=REALPOOL)[0][calls(fake_real, exe=REALPOOL)[0].index("--base") + 1], 16)
     assert f[0]["status"] == "timeout" and f[0]["seed"] == P.run_seed(base, 0)
-    assert f"--seed {f[0]['seed']} --mode native" in f[0]["replay"]
+    # killed without a word: its one-run batch is the run, and the replay
+    assert f"{REALPOOL} stress-batch --mode native --base 0x{base:016x} --count 1 " in f[0]["replay"]
 
 
 def test_free_running_batch_is_not_killed_before_its_one_run_may_end():
@@ -642,7 +673,9 @@ def test_exec_wrapper_prefixes_every_call_and_finds_exe_files(tmp_path):
     assert p.returncode == 1, p.stdout + p.stderr
     assert len(calls(f, exe="tpheal-harness.exe")) == 4 and len(calls(f, exe=REALPOOL + ".exe")) == 2
     fail = results(f)["failures"][0]
-    assert fail["replay"].startswith(f"{sys.executable} ") and f"{REALPOOL}.exe run" in fail["replay"]
+    # the harness's model hint, with the wrapper in front
+    assert fail["replay"].startswith(f"{sys.executable} build/harness/scenario/tpheal-harness.exe run --mode "
+                                     "controlled "), fail["replay"]
     # The environment variable does the same.
     f["log"].unlink()
     p = run_fake(f, "--seed", "2", "--no-faultloop", "--modes", "real", batches=1,
@@ -698,6 +731,31 @@ def real_pass(tmp_path, sanitize=None):
 
 
 BROKEN = {"sanitizer", "crash", "timeout", "bad-output", "bad-input"}
+
+
+def test_real_crash_line_names_the_run_with_the_harness_replay(tmp_path):
+    """A batch stopped inside a run (SIGABRT: what the driver sends an
+    overrunning batch) names the run and the command `run` prints for it:
+    the failure file carries that line, as printed, and pasted it runs the
+    same seed (here a passing one)."""
+    h = build_dir() / "harness" / "scenario" / "tpheal-harness"
+    if not h.is_file():
+        pytest.fail(f"{h} missing: build first (make build)")
+    scn = "scenarios/concurrent-cancels-out-of-order.scn"
+    proc = subprocess.Popen([str(h), "stress-batch", "--mode", "controlled", "--strategy", "pct", "--depth", "2",
+                             "--pct-steps", "50", "--base", "0x7", "--max-ms", "60000", scn],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGABRT)
+    _, err = proc.communicate(timeout=60)
+    m = H.CRASH_RE.search(err)
+    c = H.CRASH_CMD_RE.search(err)
+    assert m and c, err[-2000:]
+    assert c.group(1) == H.REPLAY_BY_SEED
+    assert c.group(2) == (f"{h} replay --seed {int(m.group(2), 16)} --strategy pct --depth 2 --pct-steps 50 "
+                          f"{scn}"), c.group(2)
+    q = subprocess.run(c.group(2), shell=True, cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert q.returncode == 0 and q.stdout.startswith(f"PASS {scn}"), q.stdout + q.stderr
 
 
 @pytest.mark.slow

@@ -58,7 +58,7 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], "replay") == 0) return cmd_replay(&x, argc, argv);
     if (strcmp(argv[1], "list") == 0) return cmd_list(argc, argv);
     if (strcmp(argv[1], "bench") == 0) return cmd_bench(&x, argc, argv);
-    if (strcmp(argv[1], "stress-batch") == 0) return tph_stress_batch_main(argc - 1, argv + 1);
+    if (strcmp(argv[1], "stress-batch") == 0) return tph_stress_batch_main(argc - 1, argv + 1, x.argv0, x.model_exe);
     if (strcmp(argv[1], "stress-faultloop") == 0) return tph_stress_faultloop_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "--version") == 0) {
         printf("tpheal-harness %s (%s core, %s pool)\n", TPHEAL_BUILD_ID, BUILD_KIND, scn_pool_backend_name());

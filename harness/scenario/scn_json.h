@@ -15,11 +15,20 @@
 
 #define SCN_JSON_VERSION 1
 
+/* Arrays and objects nest inside the line's object up to this depth (a batch
+ * uses two: its failures array and each failure in it). */
+#define SCN_JSON_MAX_DEPTH 4
+
 typedef struct scn_json {
     FILE *f;
+    int depth;                             /* containers open inside the line's object */
+    char close[SCN_JSON_MAX_DEPTH + 1];    /* what ends each: ']' or '}' */
+    bool empty[SCN_JSON_MAX_DEPTH + 1];    /* nothing in it yet: no comma before the next */
 } scn_json;
 
-/* {"v":1,"type":"<type>" -- the fields follow, each with its leading comma. */
+/* {"v":1,"type":"<type>" -- the fields follow.  Every call below writes one
+ * field of the innermost open object (or, for the _item calls, one element
+ * of the innermost open array) with the comma it needs. */
 void scn_json_begin(scn_json *j, FILE *f, const char *type);
 void scn_json_str(scn_json *j, const char *key, const char *s); /* NULL prints "" */
 void scn_json_u64(scn_json *j, const char *key, uint64_t v);
@@ -27,13 +36,18 @@ void scn_json_hex(scn_json *j, const char *key, uint64_t v); /* "0x%016llx", a s
 void scn_json_bool(scn_json *j, const char *key, bool v);
 void scn_json_fixed(scn_json *j, const char *key, int decimals, double v);
 void scn_json_pair(scn_json *j, const char *key, uint64_t a, uint64_t b); /* [a,b] */
-/* ,"key": with the value left to the caller (an array or an object). */
-void scn_json_key(scn_json *j, const char *key);
-/* }, a newline, and a flush: a line is out before anything that may crash. */
+/* Nested values: "key":[ and "key":{ open a field's array or object;
+ * scn_json_item_object opens an object as the next element of the open
+ * array; scn_json_item_str writes a string element; scn_json_close ends the
+ * innermost open one.  Fields and elements of the nested ones are written
+ * with the same calls as the line's own. */
+void scn_json_array(scn_json *j, const char *key);
+void scn_json_object(scn_json *j, const char *key);
+void scn_json_item_object(scn_json *j);
+void scn_json_item_str(scn_json *j, const char *s);
+void scn_json_close(scn_json *j);
+/* }, a newline, and a flush: a line is out before anything that may crash.
+ * Every nested array and object must have been closed. */
 void scn_json_end(scn_json *j);
-
-/* A quoted JSON string: `"` and `\` escaped, newline as \n, other control
- * bytes as \u00XX, everything else (UTF-8 included) as it is. */
-void scn_json_string(FILE *f, const char *s);
 
 #endif

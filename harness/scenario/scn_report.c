@@ -58,6 +58,13 @@ bool scn_replay_command(scn_text *t, const char *exe, const scn_run_opts *ro, co
     return true;
 }
 
+void scn_model_hint(scn_text *t, const char *model_exe, uint64_t seed, const char *path) {
+    scn_shell_word(t, model_exe);
+    scn_text_printf(t, " run --mode controlled --strategy both --seeds 100 --first-seed %llu ",
+                    (unsigned long long)seed);
+    scn_shell_word(t, path);
+}
+
 void scn_report_block(FILE *out, const char *title, const char *text) {
     const char *p = text;
     if (!text || !*text) return;
@@ -121,10 +128,7 @@ void scn_report_print(FILE *out, const scn_scenario *s, const scn_run_opts *ro, 
         print_cmd(out, "replay", &cmd);
     }
     if (ro->native) {
-        scn_shell_word(&cmd, c->model_exe);
-        scn_text_printf(&cmd, " run --mode controlled --strategy both --seeds 100 --first-seed %llu ",
-                        (unsigned long long)ro->seed);
-        scn_shell_word(&cmd, s->path);
+        scn_model_hint(&cmd, c->model_exe, ro->seed, s->path);
         print_cmd(out, "look for a deterministic reproduction on the model", &cmd);
     }
     if (!ro->native && !ro->schedule && ro->strategy != SCHED_STRATEGY_DFS) {

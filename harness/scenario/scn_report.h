@@ -26,6 +26,12 @@ void scn_replay_by_seed(scn_text *, const char *exe, const scn_run_opts *, const
 void scn_replay_by_schedule(scn_text *, const char *exe, const char *schedule, const char *schedule_file,
                             const char *path);
 
+/* A free-running run is replayed by nothing: `MODEL_EXE run --mode controlled
+ * --strategy both --seeds 100 --first-seed S FILE` looks for its failure on
+ * the model, deterministically (the real pool's harness names the model
+ * harness beside it). */
+void scn_model_hint(scn_text *, const char *model_exe, uint64_t seed, const char *path);
+
 /* The one command that replays a failure, for the short line and --json:
  * by the schedule the run was given; a DFS run by its own schedule (it is a
  * step of a search: no seed names it, and `--seed S --strategy pct` once

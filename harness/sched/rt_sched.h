@@ -50,11 +50,15 @@ int sched_strategy_find(const char *name);
 
 struct sched_dfs;
 
+/* PCT's k when sched_options.pct_steps is 0. */
+#define SCHED_PCT_DEFAULT_STEPS 200u
+
 typedef struct sched_options {
     uint64_t seed;                /* seeds the run's pcg32: every pick and rt_choose */
     sched_strategy_kind strategy; /* default SCHED_STRATEGY_RANDOM */
     unsigned pct_depth;           /* PCT bug depth d (d-1 change points); default 3 */
-    uint64_t pct_steps;           /* PCT k: expected choice points per run; 0 = 200.
+    uint64_t pct_steps;           /* PCT k: expected choice points per run; 0 =
+                                     SCHED_PCT_DEFAULT_STEPS.
                                      Pass the largest sched_result.choice_points seen
                                      so far (it is an input, so a seed still replays). */
     uint64_t max_steps;           /* livelock bound on scheduling points; default 1,000,000 */

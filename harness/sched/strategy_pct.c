@@ -17,11 +17,9 @@
  * walk. */
 #include "sched_internal.h"
 
-#define PCT_DEFAULT_STEPS 200u
-
 static void pct_run_start(sched *s) {
     sched_pct_state *p = &s->st.pct;
-    uint64_t k = s->opt.pct_steps ? s->opt.pct_steps : PCT_DEFAULT_STEPS;
+    uint64_t k = s->opt.pct_steps ? s->opt.pct_steps : SCHED_PCT_DEFAULT_STEPS;
     unsigned i, j;
     p->depth = s->opt.pct_depth;
     if (p->depth < 1) p->depth = 1;

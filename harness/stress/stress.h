@@ -7,7 +7,10 @@
 #ifndef TPHEAL_STRESS_H
 #define TPHEAL_STRESS_H
 
-int tph_stress_batch_main(int argc, char **argv);
+/* exe: this harness as invoked (argv[0]), model_exe: the model harness
+ * beside it (cli_exe, harness/cli/cli.h); a batch's failures carry the
+ * commands `run` prints, which name them. */
+int tph_stress_batch_main(int argc, char **argv, const char *exe, const char *model_exe);
 int tph_stress_faultloop_main(int argc, char **argv);
 
 #endif

@@ -18,15 +18,25 @@
  *    "first":J, "runs":N, "steps":S, "max_choice_points":C, "elapsed_ms":T,
  *    "hashes":["<16 hex>",...],          distinct interleaving hashes (controlled)
  *    "failures_total":F, "failures":[{"j":J,"seed":"0x..","status":..,
- *    "reason":..,"schedule":..}, ...]}  (the first max-failures of them)
+ *    "reason":..,"schedule":..,"replay":..,"replay_schedule":..}, ...]}
+ *                                     (the first max-failures of them)
  * (harness/json-schema.json, type "batch", is the contract; scn_json.c writes it.)
+ *
+ * A failure carries the commands `run` prints for the same run, built by the
+ * same functions (scn_report.h) from this harness's argv[0]: "replay" (by
+ * seed, with the strategy's whole recipe) and "replay_schedule" (by the
+ * recorded schedule); a free-running run, which nothing replays, carries
+ * "model_hint" instead, the command that looks for its failure on the model.
+ * ci/stress.py prints these; it builds no replay line of its own.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "rt_sched.h" /* SCHED_PCT_DEFAULT_STEPS */
 #include "scn_json.h"
 #include "scn_pool.h" /* scn_pool_is_model, scn_pool_backend_name */
+#include "scn_report.h" /* the replay commands, as the run path prints them */
 #include "scn_run.h"  /* SCN_SETTLE_DEFAULT, scn_run_unsupported */
 #include "stress.h"
 #include "stress_runner.h"
@@ -40,7 +50,13 @@ typedef struct kept_failure {
     char status[32];
     char reason[320];
     char *schedule;
+    char *command;         /* the run's replay by seed, or its model hint (native) */
+    char *replay_schedule; /* by its schedule, when it has one */
 } kept_failure;
+
+/* The labels of the run path's report (scn_report.c), for the crash line. */
+#define LABEL_REPLAY "replay by seed"
+#define LABEL_MODEL_HINT "look for a deterministic reproduction on the model"
 
 typedef struct batch_args {
     stress_run_cfg cfg;
@@ -143,7 +159,20 @@ static const char *strategy_name(const batch_args *a) {
     return a->cfg.pct ? "pct" : "random";
 }
 
-int tph_stress_batch_main(int argc, char **argv) {
+/* The command the run path prints for the run of `cfg` (the same functions,
+ * so the same text and quoting): its replay by seed, or for a free-running
+ * run, which nothing replays, the model hint.  Returns the label it goes by. */
+static const char *run_command(scn_text *t, const stress_run_cfg *cfg, const char *exe, const char *model_exe,
+                               const char *path) {
+    static const scn_run_out no_schedule; /* a seeded run is replayed by its seed */
+    scn_run_opts ro;
+    stress_run_opts(cfg, &ro);
+    if (scn_replay_command(t, exe, &ro, &no_schedule, path)) return LABEL_REPLAY;
+    scn_model_hint(t, model_exe, ro.seed, path);
+    return LABEL_MODEL_HINT;
+}
+
+int tph_stress_batch_main(int argc, char **argv, const char *exe, const char *model_exe) {
     batch_args a;
     int rc = parse(argc, argv, &a);
     if (rc) return rc;
@@ -186,10 +215,10 @@ int tph_stress_batch_main(int argc, char **argv) {
         scn_json_str(&j, "pool", scn_pool_backend_name());
         scn_json_u64(&j, "runs", 0);
         scn_json_u64(&j, "failures_total", 0);
-        scn_json_key(&j, "failures");
-        fputs("[]", stdout);
-        scn_json_key(&j, "hashes");
-        fputs("[]", stdout);
+        scn_json_array(&j, "failures");
+        scn_json_close(&j);
+        scn_json_array(&j, "hashes");
+        scn_json_close(&j);
         scn_json_str(&j, "skipped", skip);
         scn_json_end(&j);
         scn_free(scn);
@@ -203,13 +232,29 @@ int tph_stress_batch_main(int argc, char **argv) {
     if (a.max_failures > MAX_KEPT) a.max_failures = MAX_KEPT;
     static kept_failure kept[MAX_KEPT];
     a.cfg.want_schedule = true;
+    /* The PCT k the runs use, said in every replay command: `replay` takes
+     * no 0 (run measures k by a probe then: another run). */
+    if (a.cfg.pct && a.cfg.pct_steps == 0) a.cfg.pct_steps = SCHED_PCT_DEFAULT_STEPS;
+    /* Each run's command is built before it runs (a crash prints it after
+     * the crash line), into the buffer the crash line is not reading: a
+     * signal between two runs finds the last run's command whole. */
+    scn_text cmds[2] = {{0}, {0}};
+    unsigned cur = 0;
     for (uint64_t j = a.first; runs < a.count; j++) {
         if (runs && stress_wall_ms() - t0 >= a.max_ms) break;
         a.cfg.seed = stress_run_seed(a.base, j);
+        cur ^= 1u;
+        cmds[cur].n = 0;
+        const char *label = run_command(&cmds[cur], &a.cfg, exe, model_exe, a.path);
+        const char *cmd = cmds[cur].s;
         stress_crash_current(a.cfg.seed, j);
+        stress_crash_command(label, cmd);
         stress_run_out out;
         if (!stress_run_one(scn, &a.cfg, &out)) {
             fprintf(stderr, "%s: run could not start: %s\n", a.path, out.reason);
+            stress_crash_command(NULL, NULL);
+            scn_text_free(&cmds[0]);
+            scn_text_free(&cmds[1]);
             stress_run_out_free(&out);
             stress_hashset_free(&seen);
             scn_free(scn);
@@ -228,14 +273,23 @@ int tph_stress_batch_main(int argc, char **argv) {
                 memcpy(k->reason, out.reason, sizeof k->reason);
                 k->schedule = out.schedule;
                 out.schedule = NULL;
+                k->command = scn_strdup(cmd);
+                k->replay_schedule = NULL;
+                if (k->schedule) {
+                    scn_text by_schedule = {0};
+                    scn_replay_by_schedule(&by_schedule, exe, k->schedule, NULL, a.path);
+                    k->replay_schedule = scn_text_take(&by_schedule);
+                }
             }
             nfail++;
         }
         stress_run_out_free(&out);
     }
-    FILE *o = stdout;
+    stress_crash_command(NULL, NULL);
+    scn_text_free(&cmds[0]);
+    scn_text_free(&cmds[1]);
     scn_json j;
-    scn_json_begin(&j, o, "batch");
+    scn_json_begin(&j, stdout, "batch");
     scn_json_str(&j, "scenario", a.path);
     scn_json_str(&j, "mode", a.cfg.mode == STRESS_NATIVE ? "native" : "controlled");
     scn_json_str(&j, "pool", scn_pool_backend_name());
@@ -248,37 +302,34 @@ int tph_stress_batch_main(int argc, char **argv) {
     scn_json_u64(&j, "max_choice_points", max_cp);
     scn_json_u64(&j, "elapsed_ms", stress_wall_ms() - t0);
     scn_json_u64(&j, "failures_total", nfail);
-    scn_json_key(&j, "failures");
-    fputc('[', o);
+    scn_json_array(&j, "failures");
     for (uint64_t i = 0; i < nfail && i < a.max_failures; i++) {
         kept_failure *k = &kept[i];
         /* an element of the array, not a line of its own: no version here */
-        fprintf(o, "%s{\"j\":%llu,\"seed\":\"0x%016llx\",\"status\":", i ? "," : "",
-                (unsigned long long)k->j, (unsigned long long)k->seed);
-        scn_json_string(o, k->status);
-        fputs(",\"reason\":", o);
-        scn_json_string(o, k->reason);
-        if (k->schedule) {
-            fputs(",\"schedule\":", o);
-            scn_json_string(o, k->schedule);
-            free(k->schedule);
-        }
-        fputc('}', o);
+        scn_json_item_object(&j);
+        scn_json_u64(&j, "j", k->j);
+        scn_json_hex(&j, "seed", k->seed);
+        scn_json_str(&j, "status", k->status);
+        scn_json_str(&j, "reason", k->reason);
+        if (k->schedule) scn_json_str(&j, "schedule", k->schedule);
+        if (a.cfg.mode == STRESS_NATIVE) scn_json_str(&j, "model_hint", k->command);
+        else scn_json_str(&j, "replay", k->command);
+        if (k->replay_schedule) scn_json_str(&j, "replay_schedule", k->replay_schedule);
+        scn_json_close(&j);
+        free(k->schedule);
+        free(k->command);
+        free(k->replay_schedule);
     }
-    fputc(']', o);
-    scn_json_key(&j, "hashes");
-    fputc('[', o);
-    bool comma = false;
-    if (seen.has_zero) {
-        fputs("\"0000000000000000\"", o);
-        comma = true;
-    }
+    scn_json_close(&j);
+    scn_json_array(&j, "hashes");
+    char hex[17];
+    if (seen.has_zero) scn_json_item_str(&j, "0000000000000000");
     for (size_t i = 0; i < seen.cap; i++) {
         if (!seen.slot[i]) continue;
-        fprintf(o, "%s\"%016llx\"", comma ? "," : "", (unsigned long long)seen.slot[i]);
-        comma = true;
+        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)seen.slot[i]);
+        scn_json_item_str(&j, hex);
     }
-    fputc(']', o);
+    scn_json_close(&j);
     scn_json_end(&j);
     stress_hashset_free(&seen);
     scn_free(scn);

@@ -395,15 +395,9 @@ int tph_stress_faultloop_main(int argc, char **argv) {
     scn_json_u64(&j, "sites", sites);
     scn_json_bool(&j, "complete", complete);
     scn_json_bool(&j, "baseline_passed", base.passed);
-    scn_json_key(&j, "per_kind");
-    fputc('{', stdout);
-    bool comma = false;
-    for (size_t ki = 0; ki < NKINDS; ki++) {
-        printf("%s\"%s\":%llu", comma ? "," : "", scn_fault_name(KINDS[ki]),
-               (unsigned long long)per_kind[KINDS[ki]]);
-        comma = true;
-    }
-    fputc('}', stdout);
+    scn_json_object(&j, "per_kind");
+    for (size_t ki = 0; ki < NKINDS; ki++) scn_json_u64(&j, scn_fault_name(KINDS[ki]), per_kind[KINDS[ki]]);
+    scn_json_close(&j);
     scn_json_end(&j);
     record_free(&base);
     free(L.faults);

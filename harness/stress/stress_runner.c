@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "rt_sched.h"
-#include "scn_run.h"
 
 static void copy_text(char *dst, size_t cap, const char *src) {
     size_t n = src ? strlen(src) : 0;
@@ -25,15 +24,19 @@ static void first_line(char *dst, size_t cap, const char *src) {
     if (nl) *nl = '\0';
 }
 
+void stress_run_opts(const stress_run_cfg *cfg, scn_run_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->seed = cfg->seed;
+    o->strategy = cfg->pct ? SCHED_STRATEGY_PCT : SCHED_STRATEGY_RANDOM;
+    o->depth = cfg->depth;
+    o->pct_steps = cfg->pct_steps;
+    o->native = cfg->mode == STRESS_NATIVE;
+}
+
 bool stress_run_one(const scn_scenario *scn, const stress_run_cfg *cfg, stress_run_out *out) {
     memset(out, 0, sizeof *out);
     scn_run_opts o;
-    memset(&o, 0, sizeof o);
-    o.seed = cfg->seed;
-    o.strategy = cfg->pct ? SCHED_STRATEGY_PCT : SCHED_STRATEGY_RANDOM;
-    o.depth = cfg->depth;
-    o.pct_steps = cfg->pct_steps;
-    o.native = cfg->mode == STRESS_NATIVE;
+    stress_run_opts(cfg, &o);
     o.tail_on_failure = !cfg->want_report; /* the tail is copied out below only then */
     scn_run_out r;
     memset(&r, 0, sizeof r);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "scn_ast.h"
+#include "scn_run.h"
 
 typedef enum stress_mode { STRESS_CONTROLLED = 0, STRESS_NATIVE = 1 } stress_mode;
 
@@ -38,6 +39,10 @@ typedef struct stress_run_out {
      * thread the hold parked).  The fault loop accepts it; nothing else does. */
     bool deadlock_in_scenario_wait;
 } stress_run_out;
+
+/* The engine's options for a run of this configuration: what stress_run_one
+ * runs, and what the printed replay commands (scn_report.h) are built from. */
+void stress_run_opts(const stress_run_cfg *, scn_run_opts *);
 
 /* Runs `scn` once.  Returns false when the run could not happen at all
  * (reason says why); the out fields are then only status/reason. */

@@ -85,6 +85,10 @@ uint64_t stress_wall_ms(void) { return (uint64_t)(scn_wall_seconds() * 1000.0); 
  * SIGABRT to a batch that overran). */
 static char crash_path[512];
 static volatile uint64_t crash_seed, crash_j;
+/* The command the run path prints for the current run (its replay, or the
+ * model hint of a free-running one), owned by the caller; NULL: none. */
+static const char *volatile crash_cmd_label;
+static const char *volatile crash_cmd;
 static volatile sig_atomic_t crash_armed, crash_written;
 
 static size_t put_str(char *buf, size_t at, size_t cap, const char *s) {
@@ -122,7 +126,15 @@ static void crash_say(void) {
     n = put_dec(buf, n, sizeof buf, crash_j);
     n = put_str(buf, n, sizeof buf, "\n");
     if (STRESS_WRITE(buf, n) < 0) { /* nothing left to report it to */
+        return;
     }
+    /* The command in pieces: it is as long as the paths in it, and no
+     * buffer of ours may be allocated here. */
+    const char *label = crash_cmd_label, *cmd = crash_cmd;
+    if (!label || !cmd) return;
+    const char *piece[] = {"tph-stress: ", label, ": ", cmd, "\n"};
+    for (size_t i = 0; i < sizeof piece / sizeof piece[0]; i++)
+        if (STRESS_WRITE(piece[i], strlen(piece[i])) < 0) return;
 }
 
 static void crash_signal(int sig) {
@@ -155,6 +167,11 @@ void stress_crash_install(const char *scenario_path) {
 void stress_crash_current(uint64_t seed, uint64_t j) {
     crash_seed = seed;
     crash_j = j;
+}
+
+void stress_crash_command(const char *label, const char *cmd) {
+    crash_cmd_label = label;
+    crash_cmd = cmd;
 }
 
 bool stress_wrong_build(const char *path, bool needs_fail_fast) {

@@ -30,9 +30,14 @@ uint64_t stress_wall_ms(void);
 
 /* The crash line: once installed, a fatal signal or a sanitizer's death
  * prints "tph-stress: crashed in run PATH seed=0x... j=N" on stderr for the
- * run last announced with stress_crash_current. */
+ * run last announced with stress_crash_current, then, when one was set with
+ * stress_crash_command, "tph-stress: LABEL: COMMAND" (the command the run
+ * path prints for that run: ci/stress.py pastes it into the failure file).
+ * The strings stay the caller's: they must stay whole until replaced (or
+ * cleared with NULL). */
 void stress_crash_install(const char *scenario_path);
 void stress_crash_current(uint64_t seed, uint64_t j);
+void stress_crash_command(const char *label, const char *cmd);
 
 /* A scenario that says `build fail-fast` needs the core built with
  * TPHEAL_FAIL_FAST, which is the sibling executable tpheal-harness-failfast.
