@@ -7,7 +7,7 @@
  * into each harness executable -- one interface, a directory per backend, as
  * libuv keeps src/unix and src/win:
  *
- *   pool/sim.c    the modelled pool (harness/sim/): every knob, every
+ *   pool/model.c  the modelled pool (harness/sim/): every knob, every
  *                 read-out; a run is one simulated process.
  *   pool/win32.c  the real Windows thread pool (core/src/win/os_win32.c
  *                 behind the fault front pool/win32_faults.c): faults, no
