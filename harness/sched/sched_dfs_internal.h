@@ -116,6 +116,7 @@ static inline uint32_t lowest_id(uint64_t m) {
 
 /* strategy_dfs.c: a run left its own prefix; ends the run. */
 SCHED_NORETURN void sched_dfs_diverged(sched *, sched_dfs *, const char *what);
+dfs_node *sched_dfs_new_node(sched *, sched_dfs *);
 
 /* strategy_dfs_fair.c (d->fair_bound; its comment says why) */
 bool sched_dfs_fair_spawned(sched_dfs *, rt_thread *); /* false: out of memory (d->oom) */

@@ -133,6 +133,22 @@ SCHED_NORETURN void sched_dfs_diverged(sched *s, sched_dfs *d, const char *what)
     sched_end(s, SCHED_REPLAY_DIVERGED, "dfs: %s", d->error);
 }
 
+/* A zeroed node at the end of the tree, which grows by doubling: the one place
+ * both the plain search and the reduction add a choice. */
+dfs_node *sched_dfs_new_node(sched *s, sched_dfs *d) {
+    dfs_node *x;
+    if (d->len == d->cap) {
+        size_t cap = d->cap ? d->cap * 2 : 256;
+        dfs_node *nn = realloc(d->nodes, cap * sizeof *nn);
+        if (!nn) sched_end(s, SCHED_MISUSE, "out of memory (dfs tree)");
+        d->nodes = nn;
+        d->cap = cap;
+    }
+    x = &d->nodes[d->len++];
+    memset(x, 0, sizeof *x);
+    return x;
+}
+
 /* The node for the next choice: replayed from the prefix, or a new one
  * (option 0, the non-preempting choice). */
 static uint32_t next_choice(sched *s, uint8_t kind, uint32_t n, bool cur_runnable) {
@@ -144,15 +160,7 @@ static uint32_t next_choice(sched *s, uint8_t kind, uint32_t n, bool cur_runnabl
         if (x->kind != kind || x->n != n || x->cur_runnable != (uint8_t)cur_runnable)
             sched_dfs_diverged(s, d, "the options differ from the previous run's at this choice (nondeterministic program)");
     } else {
-        if (d->len == d->cap) {
-            size_t cap = d->cap ? d->cap * 2 : 256;
-            dfs_node *nn = realloc(d->nodes, cap * sizeof *nn);
-            if (!nn) sched_end(s, SCHED_MISUSE, "out of memory (dfs tree)");
-            d->nodes = nn;
-            d->cap = cap;
-        }
-        x = &d->nodes[d->len++];
-        memset(x, 0, sizeof *x);
+        x = sched_dfs_new_node(s, d);
         x->n = n;
         x->chosen = 0;
         x->preempt_before = d->preempt;

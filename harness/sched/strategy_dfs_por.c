@@ -392,15 +392,7 @@ uint32_t sched_dfs_por_choice(sched *s, sched_dfs *d, uint64_t opts, uint32_t cu
         pick = x->pick;
     } else {
         uint64_t awake = opts & ~sleep_mask(d);
-        if (d->len == d->cap) {
-            size_t cap = d->cap ? d->cap * 2 : 256;
-            dfs_node *nn = realloc(d->nodes, cap * sizeof *nn);
-            if (!nn) sched_end(s, SCHED_MISUSE, "out of memory (dfs tree)");
-            d->nodes = nn;
-            d->cap = cap;
-        }
-        x = &d->nodes[d->len++];
-        memset(x, 0, sizeof *x);
+        x = sched_dfs_new_node(s, d);
         x->kind = SCHED_ITEM_PICK;
         x->n = popcount64(opts);
         x->cur_runnable = cur != 0;
