@@ -80,6 +80,7 @@ typedef enum scn_term_kind {
     SCN_TERM_COUNT,    /* count(event[, pool]) */
     SCN_TERM_CALLS,    /* calls(object): callbacks run */
     SCN_TERM_OVERLAP,  /* overlap(object): most of its callbacks running at once */
+    SCN_TERM_IO_OPEN,  /* outstanding(io): starts not yet ended, tph_io_outstanding */
     SCN_TERM_BLOCKED,  /* blocked(label): longest virtual time the labelled op took */
     SCN_TERM_SEVERED,  /* severed(pool): 1 when the sim reports the pool severed */
     SCN_TERM_ENTRIES,  /* entries: tph_heal_entry_count() */

@@ -7,9 +7,44 @@
 #include <stdio.h>
 #include <stdint.h>
 
+#include "scn_atomic.h"
 #include "scn_run_internal.h"
 
 static void exec_block(exec_ctx *, const scn_block *);
+
+/* ---- the stop oracle ------------------------------------------------------------- */
+
+/* A stop_and_drain promises that nothing of the object runs once it has
+ * returned, until it is armed again: the stop refuses arms and disarms, the
+ * drain waits for what is queued or running.  So a callback that starts
+ * while the word's QUIET bit is set is a failure of the core.  Any arm
+ * begun clears it, before the core is called: an arm racing the stop may
+ * land after the stop's end and legitimately run, and so may one still in
+ * flight when the stop returns (the stop then leaves the bit clear).
+ * Kept in the runner's atomics, not under the run's lock: a lock is a
+ * scheduling point, and the oracle must change no schedule. */
+#define STOP_QUIET 1u
+#define STOP_ARM 2u
+
+static bool is_arm(scn_op_kind kind) { return kind == SCN_OP_SUBMIT || kind == SCN_OP_ARM; }
+
+static void stop_oracle_arm(run_state *run, int obj, bool begin) {
+    volatile uint32_t *w = &run->objs[obj].stop_word;
+    uint32_t old = SCN_ATOMIC_LOAD(w);
+    if (begin) {
+        while (!scn_atomic_cas(w, &old, (old + STOP_ARM) & ~STOP_QUIET)) {
+        }
+    } else {
+        SCN_ATOMIC_ADD(w, (uint32_t)0 - STOP_ARM);
+    }
+}
+
+static void stop_oracle_stopped(run_state *run, int obj) {
+    volatile uint32_t *w = &run->objs[obj].stop_word;
+    uint32_t old = SCN_ATOMIC_LOAD(w);
+    while (old < STOP_ARM && !scn_atomic_cas(w, &old, old | STOP_QUIET)) {
+    }
+}
 
 /* ---- callbacks and objects ---------------------------------------------------- */
 
@@ -17,12 +52,17 @@ static void exec_block(exec_ctx *, const scn_block *);
  * counted, its overlap measured, its body run as "callback X". */
 void scn_exec_callback(run_state *run, int obj) {
     const scn_obj *o = &run->s->objs[obj];
+    bool after_stop;
     scn_reach_enter(&run->reach, SCN_REQ_OBJ_BASE + obj);
     rt_lock_acquire(&run->lock);
     run->objs[obj].calls++;
     if (++run->objs[obj].running > run->objs[obj].max_running) run->objs[obj].max_running = run->objs[obj].running;
+    after_stop = (SCN_ATOMIC_LOAD(&run->objs[obj].stop_word) & STOP_QUIET) != 0;
     scn_tracefmt_callback_locked(run, obj, "start");
     rt_lock_release(&run->lock);
+    if (after_stop)
+        scn_run_fail(run, "oracle: %s %s: a callback ran after stop_and_drain returned, with no arm since",
+                     scn_obj_kind_name(o->kind), o->name);
     if (o->callback >= 0) {
         char who[SCN_NAME_MAX + 16];
         exec_ctx c;
@@ -125,6 +165,7 @@ static int exec_op(exec_ctx *c, const scn_op *op) {
         k = scn_kind(run->s->objs[op->obj].kind);
     }
     if (in_flight) scn_reach_enter(&run->reach, c->actor);
+    if (is_arm(op->kind)) stop_oracle_arm(run, op->obj, true);
     switch (op->kind) {
     case SCN_OP_CREATE: e = scn_exec_create(run, op->obj); break;
     case SCN_OP_SUBMIT: e = tph_work_submit((tph_work *)h); break;
@@ -197,6 +238,8 @@ static int exec_op(exec_ctx *c, const scn_op *op) {
     default: has_result = false; break;
     }
     if (in_flight) scn_reach_leave(&run->reach, c->actor);
+    if (is_arm(op->kind)) stop_oracle_arm(run, op->obj, false);
+    if (op->kind == SCN_OP_STOP_AND_DRAIN && e == TPH_OK) stop_oracle_stopped(run, op->obj);
     if (op->label >= 0 && rt_now() - t0 >= run->label_time[op->label]) run->label_time[op->label] = rt_now() - t0;
     if (has_result && e == TPH_OK && (op->kind == SCN_OP_SUBMIT || op->kind == SCN_OP_ARM)) {
         rt_lock_acquire(&run->lock);

@@ -49,6 +49,13 @@ static uint64_t term_value(run_state *run, const scn_term *t, bool *ok) {
         rt_lock_release(&run->lock);
         return v;
     }
+    case SCN_TERM_IO_OPEN: {
+        /* Read without the run's lock: the query races the object's own
+         * starts, cancels and completions, which is what it is for.  A
+         * closed io reads 0 (its memory is gone). */
+        const obj_state *st = &run->objs[t->obj];
+        return st->created && !st->dead ? tph_io_outstanding((tph_io *)st->h) : 0;
+    }
     case SCN_TERM_BLOCKED: return run->label_time[t->label];
     case SCN_TERM_SEVERED:
         return scn_pool_severed(scn_run_pool_native(run, t->pool));

@@ -1,5 +1,5 @@
 /* The scenario parser's expressions: values (numbers, POOL.field, count(..),
- * calls(..), overlap(..), blocked(..), severed(..), ...), comparisons, the
+ * calls(..), overlap(..), outstanding(..), blocked(..), severed(..), ...), comparisons, the
  * `expect` statement, and what is checked once the whole file is read: the
  * labels blocked(..) names, and the note on a severed check without a
  * start-delay. */
@@ -37,7 +37,7 @@ static bool parse_term(scn_parser *p, scn_term *term) {
     if (kw_eq(t->text, "healer")) { term->kind = SCN_TERM_HEALER; return true; }
     if (kw_eq(t->text, "now")) { term->kind = SCN_TERM_NOW; return true; }
     if (kw_eq(t->text, "count") || kw_eq(t->text, "calls") || kw_eq(t->text, "overlap") ||
-        kw_eq(t->text, "blocked") ||
+        kw_eq(t->text, "outstanding") || kw_eq(t->text, "blocked") ||
         kw_eq(t->text, "severed")) {
         const char *fn = t->text;
         if (!scn_expect_punct(p, "(")) return false;
@@ -56,6 +56,12 @@ static bool parse_term(scn_parser *p, scn_term *term) {
             if (p->s->objs[term->obj].kind == SCN_OBJ_EVENT || p->s->objs[term->obj].kind == SCN_OBJ_GROUP)
                 return scn_error_tok(p, p->pos - 1, "a %s has no callback to count",
                                      scn_obj_kind_name(p->s->objs[term->obj].kind));
+        } else if (kw_eq(fn, "outstanding")) {
+            term->kind = SCN_TERM_IO_OPEN;
+            if (!scn_take_obj(p, "an io name", &term->obj)) return false;
+            if (p->s->objs[term->obj].kind != SCN_OBJ_IO)
+                return scn_error_tok(p, p->pos - 1, "outstanding(..) counts an io's open starts, and %s is a %s",
+                                     p->s->objs[term->obj].name, scn_obj_kind_name(p->s->objs[term->obj].kind));
         } else if (kw_eq(fn, "blocked")) {
             const scn_tok *l;
             term->kind = SCN_TERM_BLOCKED;
@@ -87,7 +93,7 @@ static bool parse_term(scn_parser *p, scn_term *term) {
         return true;
     }
     return scn_error_tok(p, p->pos - 1, "unknown value '%s' (a number, POOL.field, count(..), calls(..), overlap(..), "
-                                    "blocked(..), severed(..), entries, healer, now)",
+                                    "outstanding(..), blocked(..), severed(..), entries, healer, now)",
                          t->text);
 }
 

@@ -5,16 +5,11 @@
 
 #include "scn_pool.h"
 
-#if defined(_MSC_VER)
-#include <windows.h>
-#define R_ADD(p, v) ((uint32_t)InterlockedExchangeAdd((volatile LONG *)(p), (LONG)(v)))
-#define R_LOAD(p) ((uint32_t)InterlockedCompareExchange((volatile LONG *)(p), 0, 0))
-#define R_OR64(p, v) ((uint64_t)InterlockedOr64((volatile LONG64 *)(p), (LONG64)(v)))
-#else
-#define R_ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_SEQ_CST)
-#define R_LOAD(p) __atomic_load_n((p), __ATOMIC_SEQ_CST)
-#define R_OR64(p, v) __atomic_fetch_or((p), (v), __ATOMIC_SEQ_CST)
-#endif
+#include "scn_atomic.h"
+
+#define R_ADD(p, v) SCN_ATOMIC_ADD(p, v)
+#define R_LOAD(p) SCN_ATOMIC_LOAD(p)
+#define R_OR64(p, v) SCN_ATOMIC_OR64(p, v)
 
 void scn_reach_begin(scn_reach *rs, const scn_scenario *s) {
     size_t i;

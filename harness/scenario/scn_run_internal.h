@@ -46,6 +46,10 @@ typedef struct obj_state {
     uint64_t swallowed;   /* native ticks the core's trampoline dropped after a disarm */
     uint32_t running, max_running;
     uint64_t arms;        /* successful submits / arms / starts */
+    /* The stop oracle (scn_exec.c), one word so that it changes at once:
+     * bit 0 set when a stop_and_drain returned with no arm begun since,
+     * the bits above it the arms begun and not yet returned. */
+    volatile uint32_t stop_word;
     uint64_t io_cancels;
     uint64_t group_cancels;
 } obj_state;
