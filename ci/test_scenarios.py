@@ -350,6 +350,21 @@ def test_dfs_explores_a_small_scenario_completely():
                      outs[0]), outs[0]
 
 
+def test_verify_proves_the_inline_submission_window_at_one_preemption():
+    """tick-races-inline-submit: the tick meets a submission between its two
+    atomics only with a preemption at that one step -- about 1 random run in
+    100.  The scenario is small enough for DFS at P = 1 to cover every such
+    schedule (14,882 traces, under a second): PROVEN here, and a submission
+    that counts the repair before stamping it fails the search (16 of the
+    traces report the repair overdue)."""
+    path = REPO / "scenarios" / "tick-races-inline-submit.scn"
+    rc, out = run_bounded([harness(), "verify", str(path), "--preemptions", "1", "--max-runs", "100000", "--json"],
+                          120, cwd=REPO)
+    rows = HJ.objects(out)
+    line = HJ.of_type(rows, "verify")[0]
+    assert rc == 0 and line["complete"] and line["failures"] == 0, out[-4000:]
+
+
 # Runs per scenario for the corpus-wide DFS: the two re-arming scenarios run
 # 25,000 scheduling points a run (their workers spin until the fair schedule
 # demotes them), ~375 runs/s; the rest 10-30 k runs/s.
