@@ -202,6 +202,21 @@ def test_last_seed_is_accepted():
     assert p.returncode == 0, p.stdout + p.stderr
 
 
+def test_a_free_running_run_declines_an_expected_deadlock(tmp_path):
+    """On OS threads a deadlock never ends, so `run --mode native` must decline
+    the scenario (as stress-batch does) instead of hanging.  Bound: the
+    declining run starts no thread, so 60 s is never near; before the rule
+    it had not returned after 60 s."""
+    deadlock = REPO / "scenarios" / "work-wait-in-own-callback-deadlocks.scn"
+    p = run([exe(), "run", str(deadlock), "--mode", "native", "--seeds", "3"])
+    assert p.returncode == 3, p.stdout + p.stderr  # 3: nothing ran, all declined
+    assert p.stdout.startswith(f"DECLINED {deadlock}"), p.stdout
+    assert "a deadlock on OS threads hangs for good" in p.stdout
+    # controlled mode still runs it and sees the deadlock in every run
+    p = run([exe(), "run", str(deadlock), "--seeds", "3"])
+    assert p.returncode == 0 and "DECLINED" not in p.stdout, p.stdout + p.stderr
+
+
 def test_interleaving_count_past_its_cap_says_at_least():
     scn = str(REPO / "scenarios" / "concurrent-cancels-out-of-order.scn")
     p = run([exe(), "run", scn, "--seeds", "3000"], timeout=120)

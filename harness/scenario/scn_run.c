@@ -212,9 +212,14 @@ const char *scn_run_unsupported(const scn_scenario *s, bool native, char *buf, s
     /* `expect unhealed` holds when the repair starts in its cancellation's
      * 15.625 ms clock tick: certain in virtual time, a coincidence of real
      * time in free-running mode on any pool (healer-never-starts-same-tick
-     * failed 1 replay in 6 of one seed under ASan there: issue 11).  Such a
-     * scenario runs controlled only. */
-    if (native) return scn_features_first(s, SCN_FEATURE_BIT(SCN_FEATURE_SAME_TICK), buf, n);
+     * failed 1 replay in 6 of one seed under ASan there: issue 11).  And a
+     * deadlock on OS threads is a hang nothing but a kill ends (a 60 s stress
+     * budget overran by 60 s; `run --mode native` never returned): only the
+     * controlled scheduler sees every thread blocked and reports it.  Such
+     * scenarios run controlled only. */
+    if (native)
+        return scn_features_first(s, SCN_FEATURE_BIT(SCN_FEATURE_DEADLOCK) | SCN_FEATURE_BIT(SCN_FEATURE_SAME_TICK),
+                                  buf, n);
     return NULL;
 }
 

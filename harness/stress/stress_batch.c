@@ -196,12 +196,7 @@ int tph_stress_batch_main(int argc, char **argv, const char *exe, const char *mo
     uint64_t est = native_estimate_ms(scn);
     if (declined) {
         /* skip already says why */
-    } else if (a.cfg.mode == STRESS_NATIVE && scn->outcome == SCN_OUTCOME_DEADLOCK)
-        /* On OS threads a deadlock is a hang: nothing ends it but a kill,
-         * so the scenario is left to the controlled scheduler, which
-         * detects it.  (Measured: a 60 s budget overran by 60 s.) */
-        snprintf(skip, sizeof skip, "expects a deadlock, which a free-running run cannot end");
-    else if (a.cfg.mode == STRESS_NATIVE && est > a.max_run_ms)
+    } else if (a.cfg.mode == STRESS_NATIVE && est > a.max_run_ms)
         /* Its sleeps and settles are real time here: 20-30 s for the
          * overdue-episode scenarios, more than a short budget has left. */
         snprintf(skip, sizeof skip, "a free-running run takes at least %llu ms of real time, "
