@@ -234,21 +234,23 @@ def run_mutants(fx, tmp, *args):
     return p.returncode, p.stdout, p.stderr
 
 
-# Notes by key, as written by hand: the keys of lib.c:4's mutants (the
+# Notes by key, as written by hand: the keys of fx_check's mutants (the
 # literals also pin the hash, which every note in the project depends on).
+# The static assertion's mutants need no note: they compile to the same
+# object code (same-object-code, below).
 EQUIV = """\
 # key  reason
-# rel-boundary: _Static_assert(sizeof(int) >= 2, ...)  ->  > 2
-lib/lib.c:rel-boundary:27b567a1af68  sizeof(int) > 2 holds wherever >= 2 does on every target built
-lib/lib.c:const+1:ec208babef8f  sizeof(int) >= 3 holds on every target built
-lib/lib.c:const-1:0682950567ca  sizeof(int) >= 1 always holds
+# rel-boundary: return seed < 1000000u;  ->  <= 1000000u
+lib/lib.c:rel-boundary:70426a9f77ac  the harness calls fx_check with seeds below 1000, never at the bound
+lib/lib.c:const+1:ebb7be2eda87  the harness calls fx_check with seeds below 1000, never at the bound
+lib/lib.c:const-1:28427aeab0cb  the harness calls fx_check with seeds below 1000, never at the bound
 """
 
 
 def fixture_keys():
     """{id: key} of the fixture's mutants, as generated today."""
-    rel = "lib/lib.c"
-    return {m.id: m.key for m in mutagen.generate(rel, (FIXTURE / rel).read_text())}
+    return {m.id: m.key for rel in ("lib/lib.c", "lib/lib_win32.c")
+            for m in mutagen.generate(rel, (FIXTURE / rel).read_text())}
 
 
 @pytest.fixture(scope="module")
@@ -272,10 +274,28 @@ def test_fixture_kill_survive_and_compile_error(fx_mut):
     assert r["lib/lib.c:26:14:arith"]["outcome"] == "survived"         # fx_unused: no test
     assert r["lib/lib.c:4:28:rel-negate"]["outcome"] == "does-not-compile"
     s = fx_mut["score"]
-    # 16 mutants: 5 killed, 1 compile error, 3 equivalent, 7 survived
-    assert (s["population"], s["ran"]) == (16, 16), s
-    assert (s["killed"] + s["timeout"], s["survived"], s["equivalent"], s["compile-error"]) == (5, 7, 3, 1), s
-    assert s["score"] == round(100 * 5 / 12, 1)
+    # 19 mutants: 5 killed, 1 compile error, 3 equivalent, 6 same object code, 4 survived
+    assert (s["population"], s["ran"]) == (19, 19), s
+    assert (s["killed"] + s["timeout"], s["survived"], s["equivalent"], s["same-object-code"],
+            s["compile-error"]) == (5, 4, 3, 6, 1), s
+    assert s["score"] == round(100 * 5 / 9, 1)
+
+
+def test_fixture_same_object_code_runs_no_catcher(fx_mut):
+    """Trivial compiler equivalence: the static assertion's two mutants that
+    still hold compile to the original's bytes, and lib_win32.c is compiled
+    by no build here; none of them costs a catcher run or a note."""
+    r = fx_mut["results"]
+    same = {i for i, x in r.items() if x["outcome"] == "same-object-code"}
+    assert same == {"lib/lib.c:4:28:rel-boundary", "lib/lib.c:4:31:const+1", "lib/lib.c:4:31:const-1",
+                    "lib/lib_win32.c:5:14:arith", "lib/lib_win32.c:5:16:const+1",
+                    "lib/lib_win32.c:5:16:const-1"}, same
+    assert all(r[i]["ran"] == [] for i in same)
+    assert "trivial compiler equivalence" in r["lib/lib.c:4:31:const+1"]["summary"]
+    assert "no build here compiles this file" in r["lib/lib_win32.c:5:14:arith"]["summary"]
+    # a change the compiler keeps is run as usual, whatever its size
+    assert r["lib/lib.c:26:16:const-1"]["outcome"] == "survived"  # x * 1: code differs
+    assert r["lib/lib.c:8:14:arith"]["outcome"] == "caught"
 
 
 def test_fixture_notes_by_key_are_applied(fx_mut):
@@ -284,7 +304,7 @@ def test_fixture_notes_by_key_are_applied(fx_mut):
     keys = fixture_keys()
     eq = {r["id"] for r in fx_mut["rows"] if r["outcome"] == "survived"
           and r["key"] in mutants.load_equivalent(fx_mut["out_dir"].parent / "equivalent.txt")}
-    assert eq == {"lib/lib.c:4:28:rel-boundary", "lib/lib.c:4:31:const+1", "lib/lib.c:4:31:const-1"}
+    assert eq == {"lib/lib.c:21:17:rel-boundary", "lib/lib.c:21:19:const+1", "lib/lib.c:21:19:const-1"}
     assert all(r["key"] == keys[r["id"]] for r in fx_mut["rows"])
     assert fx_mut["score"]["equivalent"] == 3
     assert "names no mutant" not in fx_mut["err"]  # no note is stale
@@ -298,11 +318,11 @@ def test_fixture_survivors_listed_with_diffs(fx_mut):
     # the header gives the key to paste into equivalent.txt, then the position
     assert f"=== {k['lib/lib.c:26:14:arith']}  (lib/lib.c:26:14:arith)  [NOT KILLED]" in text
     assert "-    return x * 2;\n+    return x / 2;" in text
-    assert (f"=== {k['lib/lib.c:4:31:const+1']}  (lib/lib.c:4:31:const+1)  "
-            "[equivalent: sizeof(int) >= 3") in text
+    assert (f"=== {k['lib/lib.c:21:19:const+1']}  (lib/lib.c:21:19:const+1)  "
+            "[equivalent: the harness calls fx_check") in text
     # the equivalent ones are not printed as survivors on stdout
     assert f"=== {k['lib/lib.c:26:14:arith']}  (lib/lib.c:26:14:arith): survived" in fx_mut["out"]
-    assert "(lib/lib.c:4:31:const+1): survived" not in fx_mut["out"]
+    assert "(lib/lib.c:21:19:const+1): survived" not in fx_mut["out"]
 
 
 def test_fixture_stops_at_the_first_kill_cheapest_first(fx_mut):
@@ -341,7 +361,7 @@ def test_fixture_fail_under(fx, tmp_path):
     # --only takes a key as well as an id
     key = fixture_keys()["lib/lib.c:8:14:arith"]
     rc, out, err = run_mutants(fx, tmp_path, "--only", key, "--fail-under", "90")
-    assert rc == 0 and "score 100.0%" in out and "1 run of 16" in out, out + err
+    assert rc == 0 and "score 100.0%" in out and "1 run of 19" in out, out + err
 
 
 def test_fixture_run_warns_of_a_stale_note(fx, tmp_path):
@@ -438,7 +458,7 @@ def test_summarize_reads_the_progress_file(fx_mut):
     assert p.returncode == 0, p.stderr
     counts = json.loads(p.stdout.splitlines()[0])
     s = fx_mut["score"]
-    for k in ("killed", "timeout", "survived", "equivalent", "compile-error", "score"):
+    for k in ("killed", "timeout", "survived", "equivalent", "same-object-code", "compile-error", "score"):
         assert counts[k] == s[k], (k, counts, s)
     assert f"=== {fixture_keys()['lib/lib.c:26:14:arith']}  (lib/lib.c:26:14:arith)  [NOT KILLED]" in p.stdout
 

@@ -9,7 +9,10 @@ worker's copy, rebuilds incrementally, and runs the suite's catchers --
 unit tests, every scenario under both strategies at the suite's seed count,
 the sanitizer build's unit tests -- cheapest first, stopping at the first
 that fails (killed; a hang past the bound is a timeout, also killed).  A
-mutant that does not build is a compile error, outside the score.
+mutant that does not build is a compile error, outside the score; one whose
+file compiles to the same object bytes as the original in every build the
+suite runs (or into nothing it runs) is `same-object-code`, also outside it,
+without running a catcher (sweep_objects.py: trivial compiler equivalence).
 
   python3 ci/sabotage/mutants.py                        # every mutant of core/src
   python3 ci/sabotage/mutants.py --files 'harness/sim/*.c' --sample 50 --seed 1
@@ -17,7 +20,7 @@ mutant that does not build is a compile error, outside the score.
   python3 ci/sabotage/mutants.py --list                 # id, key, change; nothing runs
 
 Score = killed / (killed + survived), equivalent mutants (ci/mutants/
-equivalent.txt, by key) left out.  Exit 0, or 1 when the score is below
+equivalent.txt, by key, and same-object-code) left out.  Exit 0, or 1 when the score is below
 --fail-under, 2 for a bad invocation or a red baseline.  docs/mutation.md is
 the guide and holds the published score.
 
@@ -126,7 +129,8 @@ def entry_of(m, index):
 def summarize(results, equivalent):
     """Counts and the score over non-equivalent mutants (results: dicts as
     Result.as_dict gives them, or progress.jsonl holds them)."""
-    c = {"killed": 0, "timeout": 0, "survived": 0, "equivalent": 0, "compile-error": 0, "stale": 0}
+    c = {"killed": 0, "timeout": 0, "survived": 0, "equivalent": 0, "same-object-code": 0,
+         "compile-error": 0, "stale": 0}
     for r in results:
         if r["outcome"] == "caught":
             c["timeout" if r["kind"] == "timeout" else "killed"] += 1
@@ -134,6 +138,8 @@ def summarize(results, equivalent):
             c["equivalent" if r.get("key") in equivalent else "survived"] += 1
         elif r["outcome"] == "does-not-compile":
             c["compile-error"] += 1
+        elif r["outcome"] == "same-object-code":
+            c["same-object-code"] += 1
         else:
             c["stale"] += 1
     killed = c["killed"] + c["timeout"]
@@ -338,7 +344,8 @@ def main(argv=None):
     write_outputs(sweep, results, equivalent, counts, meta)
     print(f"mutants: {len(results)} run of {population} generated in {wall:.0f} s: "
           f"{counts['killed']} killed, {counts['timeout']} timeout, {counts['survived']} survived, "
-          f"{counts['equivalent']} equivalent, {counts['compile-error']} compile error"
+          f"{counts['equivalent']} equivalent, {counts['same-object-code']} same object code, "
+          f"{counts['compile-error']} compile error"
           + (f", {counts['stale']} stale" if counts["stale"] else "")
           + (f"; score {counts['score']}%" if counts["score"] is not None else ""))
     print(f"mutants: report {out / 'mutation-report.html'}, survivors {out / 'survivors.txt'}")

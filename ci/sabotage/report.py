@@ -24,7 +24,7 @@ STATUS = {
     "caught": "Killed", "wrong-kind": "Killed", "caught-by-other": "Killed",
     "survived": "Survived", "timeout": "Timeout",
     "does-not-compile": "CompileError", "refused-by-build": "CompileError",
-    "stale": "Ignored", "inert": "Ignored",
+    "stale": "Ignored", "inert": "Ignored", "same-object-code": "Ignored",
 }
 
 

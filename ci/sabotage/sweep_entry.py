@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import difflib
 import re
+import time
+
+import sweep_objects
 
 from sweep_config import OUTPUT_KEEP, now
 from sweep_judge import judge
@@ -56,6 +59,7 @@ class Entries:
         log[1] = "patch:\n" + diff[0]
         san_built = [False]
         try:
+            since = time.time()
             path.write_text(patched, encoding="utf-8")
             w.built_all = False
             first = e.caught_by if e.expect == "caught" else []
@@ -76,6 +80,11 @@ class Entries:
             if e.expect == "refused-by-build":
                 return done("survived", False,
                             f"the build accepted it (expected an error containing '{e.build_error}')")
+            if mutant is not None and not first:
+                same = self.same_object_code(w, path, since, log)
+                if same:
+                    san_built[0] = w.san is not None
+                    return done("same-object-code", False, same)
 
             def run_one(c):
                 if c.kind == "asan" and not san_built[0]:
@@ -138,6 +147,24 @@ class Entries:
         finally:
             path.write_text(original, encoding="utf-8")
             w.built_all = False
+
+    def same_object_code(self, w, path, since, log):
+        """A generated mutant's verdict by its object code (sweep_objects.py):
+        the summary when no catcher can tell it from the original, else None.
+        The sanitizer copy is built and compared too: its flags and macros
+        (an ASan or TSan branch) can make code of what the plain build drops."""
+        states = [sweep_objects.same_code(w.build, w.objects, path, since)]
+        if states[0] in ("same", "none") and w.san is not None:
+            targets = set(w.san.fallback_units) | (set(self.cfg["harnessTargets"])
+                                                   if self.cfg["sanitizerScenarioSeeds"] else set())
+            ok, out, secs = w.san.cmake_build(targets)
+            log.append(f"build (sanitizer copy, to compare its objects): {'ok' if ok else 'FAILED'} "
+                       f"in {secs:.1f} s\n" + (out[-20000:] if not ok else ""))
+            if not ok:
+                return None  # the catchers' own build of it says what is wrong
+            states.append(sweep_objects.same_code(w.san.build, w.san.objects, path, since))
+        log.append(f"object code against the original: {', '.join(states)}")
+        return sweep_objects.verdict(states)
 
     def run_log(self, r, bound):
         return (f"\n--- {r.label}: {' '.join(r.cmd)}\nbound {bound:.0f} s; exit {r.rc}; "

@@ -17,6 +17,7 @@ import sys
 import threading
 
 import report as rp
+import sweep_objects
 from sweep_catchers import Catchers
 from sweep_config import HANG_FLOOR, Bad, config_of, now
 from sweep_entry import Entries
@@ -133,6 +134,7 @@ class Sweep(Catchers, Entries):
             w.discover()  # ctest knows the executables as soon as it is configured
             build_until_stable(w, lambda: w.fallback_targets() | set(named_units), "")
             w.built_all = True
+            w.objects = sweep_objects.snapshot(w.build)
             if w.san is not None:
                 s = w.san
                 s.configure()
@@ -140,6 +142,7 @@ class Sweep(Catchers, Entries):
                 build_until_stable(s, lambda: set(s.fallback_units) | s.san_targets(named_san_c)
                                    | (set(self.cfg["harnessTargets"]) if self.cfg["sanitizerScenarioSeeds"] else set()),
                                    "'s sanitizer build")
+                s.objects = sweep_objects.snapshot(s.build)
 
         named_units = {c.name for e in entries for c in e.caught_by if c.kind == "unit"}
         named_san_c = [c for e in entries for c in e.caught_by if c.kind == "asan"]

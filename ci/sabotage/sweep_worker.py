@@ -35,6 +35,7 @@ class Worker:
         self.fallback_units = []  # executables whose ctest name has a unit prefix
         self.harness = None
         self.built_all = False
+        self.objects = None   # {object: sha256} of the unpatched build (sweep_objects.snapshot)
         # The sanitizer build of the same copy (its own build dir), when the
         # fallback includes it; built only when a run reaches its catchers.
         self.san = None
@@ -63,14 +64,16 @@ class Worker:
         listing.write_text("\n".join(self.files))
 
     def configure(self):
-        if (self.build / "CMakeCache.txt").exists():
+        # compile_commands.json maps each source to its objects
+        # (sweep_objects.py); a copy configured without it is configured again.
+        if (self.build / "CMakeCache.txt").exists() and (self.build / "compile_commands.json").exists():
             return
         gen = ["-G", "Ninja"] if shutil.which("ninja") else []
         # With ccache, restoring a file after its entry and building the second
         # copy are cache hits instead of compiles (see build_env).
         launcher = ["-DCMAKE_C_COMPILER_LAUNCHER=ccache"] if shutil.which("ccache") else []
         rc, out, _ = run_bounded(["cmake", "-S", str(self.src), "-B", str(self.build)] + gen
-                                 + launcher + self.cmake_args, 600,
+                                 + launcher + self.cmake_args + ["-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"], 600,
                                  env=self.build_env())
         if rc != 0:
             raise Bad(f"sweep: configuring the copy failed:\n{out[-4000:]}")
