@@ -83,13 +83,11 @@ class Entries:
             if mutant is not None and not first:
                 same = self.same_object_code(w, path, since, log)
                 if same:
-                    san_built[0] = w.san is not None
                     return done("same-object-code", False, same)
 
             def run_one(c):
                 if c.kind == "asan" and not san_built[0]:
-                    extra = set(self.cfg["harnessTargets"]) if self.cfg["sanitizerScenarioSeeds"] else set()
-                    targets = ((set(w.san.fallback_units) | extra) if c in self.full_set else set()) \
+                    targets = (w.san.san_fallback_targets() if c in self.full_set else set()) \
                         | w.san_targets(first) | w.san_targets([c])
                     ok, out, secs = w.san.cmake_build(targets)
                     log.append(f"build (sanitizer copy): {'ok' if ok else 'FAILED'} in {secs:.1f} s\n"
@@ -155,9 +153,7 @@ class Entries:
         (an ASan or TSan branch) can make code of what the plain build drops."""
         states = [sweep_objects.same_code(w.build, w.objects, path, since)]
         if states[0] in ("same", "none") and w.san is not None:
-            targets = set(w.san.fallback_units) | (set(self.cfg["harnessTargets"])
-                                                   if self.cfg["sanitizerScenarioSeeds"] else set())
-            ok, out, secs = w.san.cmake_build(targets)
+            ok, out, secs = w.san.cmake_build(w.san.san_fallback_targets())
             log.append(f"build (sanitizer copy, to compare its objects): {'ok' if ok else 'FAILED'} "
                        f"in {secs:.1f} s\n" + (out[-20000:] if not ok else ""))
             if not ok:

@@ -10,7 +10,7 @@ degenerate case: its mutants change no byte that runs.
 
 The object files of a source come from the build's compile_commands.json;
 the original's digests are taken once per copy after its unpatched build
-(Worker.snapshot_objects).  The judgement is conservative: an object the
+(snapshot, called by the sweep's set-up).  The judgement is conservative: an object the
 mutant's build did not rewrite, or one missing from the snapshot, answers
 "unknown" and the mutant runs the suite as usual.  Debug sections are left
 out of the comparison (they name the copy's directory); a line number the
@@ -91,9 +91,8 @@ def snapshot(build):
 
 def same_code(build, baseline, source, since):
     """For one build: 'none' (it compiles `source` into nothing the catchers
-    run), 'same' (every
-    object of `source` was rewritten after `since` and equals the
-    original's), 'different', or 'unknown'."""
+    run), 'same' (every object of `source` was rewritten after `since` and
+    equals the original's), 'different', or 'unknown'."""
     db = compile_db(build)
     if db is None or baseline is None:
         return "unknown"

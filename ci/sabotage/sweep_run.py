@@ -139,8 +139,7 @@ class Sweep(Catchers, Entries):
                 s = w.san
                 s.configure()
                 s.discover()
-                build_until_stable(s, lambda: set(s.fallback_units) | s.san_targets(named_san_c)
-                                   | (set(self.cfg["harnessTargets"]) if self.cfg["sanitizerScenarioSeeds"] else set()),
+                build_until_stable(s, lambda: s.san_fallback_targets() | s.san_targets(named_san_c),
                                    "'s sanitizer build")
                 s.objects = sweep_objects.snapshot(s.build)
 

@@ -138,6 +138,12 @@ class Worker:
                 out |= set(self.cfg["harnessTargets"]) if c.name.endswith(".scn") else {c.name}
         return out
 
+    def san_fallback_targets(self):
+        """What the sanitizer copy's fallback catchers need: its unit
+        executables, and the harness when scenarios run there too."""
+        extra = set(self.cfg["harnessTargets"]) if self.cfg["sanitizerScenarioSeeds"] else set()
+        return set(self.fallback_units) | extra
+
     def fallback_targets(self):
         """What the fallback set needs: every unit executable it runs and the
         harness -- not the whole tree (the installable libraries, the
