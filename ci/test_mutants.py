@@ -463,6 +463,38 @@ def test_summarize_reads_the_progress_file(fx_mut):
     assert f"=== {fixture_keys()['lib/lib.c:26:14:arith']}  (lib/lib.c:26:14:arith)  [NOT KILLED]" in p.stdout
 
 
+def test_summarize_lets_a_later_run_rejudge_a_mutant(fx_mut, tmp_path):
+    """--summarize A B: B's result for a key replaces A's (a sample's survivor
+    run again with --only after a test was added), and keys only A holds stay."""
+    rows = [json.loads(l) for l in (fx_mut["out_dir"] / "progress.jsonl").read_text().splitlines() if l]
+    survivor = next(r for r in rows if r["outcome"] == "survived")
+    later = tmp_path / "rerun"
+    later.mkdir()
+    (later / "progress.jsonl").write_text(json.dumps(dict(survivor, outcome="caught", kind="assertion")) + "\n")
+    eq = str(fx_mut["out_dir"].parent / "equivalent.txt")
+    both = subprocess.run([PY, str(SAB / "mutants.py"), "--summarize", str(fx_mut["out_dir"]), str(later),
+                           "--equivalent", eq], capture_output=True, text=True)
+    assert both.returncode == 0, both.stderr
+    counts = json.loads(both.stdout.splitlines()[0])
+    s = fx_mut["score"]
+    assert counts["killed"] == s["killed"] + 1 and counts["survived"] == s["survived"] - 1, (counts, s)
+    assert sum(counts[k] for k in ("killed", "timeout", "survived", "equivalent", "same-object-code",
+                                   "compile-error", "stale")) == len(rows)
+    assert f"=== {survivor['key']}  " not in both.stdout
+
+
+def test_a_samples_score_carries_its_wilson_interval():
+    """The interval is Wilson's at 95% (published values: 0 of 10 -> 0-27.8%,
+    10 of 10 -> 72.2-100%, 20 of 50 -> 27.6-53.8%), and summarize reports it."""
+    assert mutants.wilson_interval(0, 10) == [0.0, 27.8]
+    assert mutants.wilson_interval(10, 10) == [72.2, 100.0]
+    assert mutants.wilson_interval(20, 50) == [27.6, 53.8]
+    assert mutants.wilson_interval(0, 0) is None
+    c = mutants.summarize([{"outcome": "caught", "kind": "assertion", "key": "a"},
+                           {"outcome": "survived", "key": "b"}, {"outcome": "survived", "key": "c"}], {"c": "why"})
+    assert c["score"] == 50.0 and c["interval95"] == mutants.wilson_interval(1, 2)
+
+
 def test_pointer_declarations_are_not_statements():
     """`tph_pool_entry *e;` is a declaration: deleting it cannot compile and
     moving it past a statement changes nothing (C11), so neither is made."""

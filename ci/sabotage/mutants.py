@@ -145,7 +145,22 @@ def summarize(results, equivalent):
     killed = c["killed"] + c["timeout"]
     denom = killed + c["survived"]
     c["score"] = round(100.0 * killed / denom, 1) if denom else None
+    c["interval95"] = wilson_interval(killed, denom)
     return c
+
+
+def wilson_interval(k, n, z=1.959964):
+    """The 95% Wilson score interval of k successes in n, in percent (None for
+    n = 0): how far a sample's score may sit from its population's.  A uniform
+    sample of the mutants (--sample) measures the folder's score only to this
+    width -- 20 of 50 is 27.6-53.8%, 45 of 50 is 78.6-95.7% -- so the
+    published score names it (docs/mutation.md)."""
+    if not n:
+        return None
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5)
+    return [round(100.0 * max(0.0, centre - half), 1), round(100.0 * min(1.0, centre + half), 1)]
 
 
 def write_outputs(sweep, results, equivalent, counts, meta):
@@ -162,14 +177,27 @@ def write_outputs(sweep, results, equivalent, counts, meta):
     return rep
 
 
-def summarize_progress(d, checkout, equivalent_path):
+def summarize_progress(dirs, checkout, equivalent_path):
+    """Counts and survivors of one run's progress.jsonl, or of several: a later
+    directory's result for a key replaces an earlier one's (a sample's
+    survivors run again with --only after a new test: the sample re-judged)."""
+    by_key, order = {}, []
     try:
         equivalent = load_equivalent(pathlib.Path(equivalent_path) if equivalent_path
                                      else checkout / EQUIV)
-        rows = [json.loads(line) for line in (d / "progress.jsonl").read_text().splitlines() if line]
-    except (OSError, ValueError, Bad) as ex:
+        for d in dirs:
+            for line in (d / "progress.jsonl").read_text().splitlines():
+                if not line:
+                    continue
+                r = json.loads(line)
+                k = r.get("key") or r["name"]
+                if k not in by_key:
+                    order.append(k)
+                by_key[k] = r
+    except (OSError, ValueError, KeyError, Bad) as ex:
         print(f"mutants: cannot read {d / 'progress.jsonl'}: {ex}", file=sys.stderr)
         return 2
+    rows = [by_key[k] for k in order]
     c = summarize(rows, equivalent)
     try:
         print(json.dumps(c))
@@ -219,8 +247,9 @@ def main(argv=None):
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--fail-under", type=float, default=None, metavar="PCT")
     ap.add_argument("--list", action="store_true", help="print the mutants and stop")
-    ap.add_argument("--summarize", metavar="DIR", default=None,
-                    help="counts and survivors of DIR/progress.jsonl (a run still going, or stopped)")
+    ap.add_argument("--summarize", metavar="DIR", nargs="+", default=None,
+                    help="counts and survivors of DIR/progress.jsonl (a run still going, or stopped); "
+                         "of several, a later DIR's result for a mutant replaces an earlier one's")
     ap.add_argument("--quiet", action="store_true")
     try:
         a = ap.parse_args(argv)
@@ -229,7 +258,7 @@ def main(argv=None):
     checkout = pathlib.Path(a.checkout).resolve()
     t0 = now()
     if a.summarize:
-        return summarize_progress(pathlib.Path(a.summarize), checkout, a.equivalent)
+        return summarize_progress([pathlib.Path(x) for x in a.summarize], checkout, a.equivalent)
     try:
         ops = tuple(o.strip() for o in a.operators.split(",") if o.strip())
         bad = [o for o in ops if o not in mutagen.OPERATORS]
@@ -347,7 +376,9 @@ def main(argv=None):
           f"{counts['equivalent']} equivalent, {counts['same-object-code']} same object code, "
           f"{counts['compile-error']} compile error"
           + (f", {counts['stale']} stale" if counts["stale"] else "")
-          + (f"; score {counts['score']}%" if counts["score"] is not None else ""))
+          + (f"; score {counts['score']}%" if counts["score"] is not None else "")
+          + (f" (95% interval {counts['interval95'][0]}-{counts['interval95'][1]}%: a sample)"
+             if counts["score"] is not None and a.sample and len(results) < population else ""))
     print(f"mutants: report {out / 'mutation-report.html'}, survivors {out / 'survivors.txt'}")
     for r in results:
         if r.outcome == "survived" and r.entry.mutant.key not in equivalent:
