@@ -182,12 +182,76 @@ static void test_sched_timer_window_seeded(void **st) {
     assert_true(differs);
 }
 
+/* Every seam atomic is one scheduling point and the gate's loads and stores
+ * none (os_sim_atomic.c, os.h): a call missing its point hides every
+ * interleaving that would preempt the core just before it, and one the gate
+ * gained would move every seed's schedule.  Counted as the run's points with
+ * the call made once against a run without it. */
+typedef enum atomic_call {
+    AC_NONE, AC_LOAD32, AC_STORE32, AC_FETCH_ADD32, AC_FETCH_SUB32, AC_CAS32, AC_LOAD64, AC_STORE64,
+    AC_FETCH_ADD64, AC_FETCH_SUB64, AC_CAS64, AC_FETCH_MAX64, AC_LOAD_PTR, AC_STORE_PTR, AC_CAS_PTR,
+    AC_GATE_LOAD32, AC_GATE_STORE32, AC_COUNT
+} atomic_call;
+
+static volatile uint32_t g_a32;
+static volatile uint64_t g_a64;
+static void *volatile g_aptr;
+
+static void one_atomic(void *arg) {
+    uint32_t e32 = 0;
+    uint64_t e64 = 0;
+    void *ep = NULL;
+    switch ((atomic_call)(uintptr_t)arg) {
+    case AC_NONE: break;
+    case AC_LOAD32: (void)tph_os_load32(&g_a32); break;
+    case AC_STORE32: tph_os_store32(&g_a32, 1); break;
+    case AC_FETCH_ADD32: (void)tph_os_fetch_add32(&g_a32, 1); break;
+    case AC_FETCH_SUB32: (void)tph_os_fetch_sub32(&g_a32, 1); break;
+    case AC_CAS32: (void)tph_os_cas32(&g_a32, &e32, 1); break;
+    case AC_LOAD64: (void)tph_os_load64(&g_a64); break;
+    case AC_STORE64: tph_os_store64(&g_a64, 1); break;
+    case AC_FETCH_ADD64: (void)tph_os_fetch_add64(&g_a64, 1); break;
+    case AC_FETCH_SUB64: (void)tph_os_fetch_sub64(&g_a64, 1); break;
+    case AC_CAS64: (void)tph_os_cas64(&g_a64, &e64, 1); break;
+    case AC_FETCH_MAX64: (void)tph_os_fetch_max64(&g_a64, 7); break;
+    case AC_LOAD_PTR: (void)tph_os_load_ptr(&g_aptr); break;
+    case AC_STORE_PTR: tph_os_store_ptr(&g_aptr, (void *)&g_a32); break;
+    case AC_CAS_PTR: (void)tph_os_cas_ptr(&g_aptr, &ep, (void *)&g_a64); break;
+    case AC_GATE_LOAD32: (void)tph_os_gate_load32(&g_a32); break;
+    case AC_GATE_STORE32: tph_os_gate_store32(&g_a32, 1); break;
+    case AC_COUNT: break;
+    }
+}
+
+static uint64_t points_of(atomic_call c) {
+    sched_options o;
+    sched_options_default(&o);
+    sched_result r;
+    assert_int_equal(sched_run(&o, one_atomic, (void *)(uintptr_t)c, &r), 0);
+    assert_int_equal(r.status, SCHED_OK);
+    uint64_t n = r.steps;
+    sched_result_free(&r);
+    return n;
+}
+
+static void test_sched_every_seam_atomic_is_one_point(void **st) {
+    (void)st;
+    uint64_t base = points_of(AC_NONE);
+    for (int c = AC_LOAD32; c < AC_COUNT; c++) {
+        uint64_t want = c == AC_GATE_LOAD32 || c == AC_GATE_STORE32 ? 0u : 1u;
+        if (points_of((atomic_call)c) - base != want) fail_msg("atomic call %d: %llu points, want %llu", c,
+                                                               (unsigned long long)(points_of((atomic_call)c) - base),
+                                                               (unsigned long long)want);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sched_stall_depends_on_interleaving),
         cmocka_unit_test(test_sched_seed_replays),
         cmocka_unit_test(test_sched_idle_timeout_virtual),
         cmocka_unit_test(test_sched_timer_window_seeded),
+        cmocka_unit_test(test_sched_every_seam_atomic_is_one_point),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     sched_release_cache();
