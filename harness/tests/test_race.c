@@ -330,6 +330,67 @@ static void test_report_names_both_and_replays(void **st) {
 #endif
 }
 
+/* ---- the scheduler's own work is the harness's ----------------------------------- */
+/* Every rt_ call runs the scheduler inside the calling thread's ignore
+ * region, to its end: the pick, the schedule's record (its buffer grows by
+ * realloc at some picks) and, for the call that ends the process, the
+ * reason's formatting.  None of that may be checked as the thread's own:
+ * the threads are unordered with each other and with the caller of
+ * sched_run, and every access would be a race the code under test never
+ * made.  Run without the sim: nothing else to order or blame. */
+static rt_waitq wakers_q;
+static void waker_loop(void *arg) {
+    (void)arg;
+    /* thousands of picks: the record outgrows its first buffers */
+    for (int i = 0; i < 3000; i++) rt_wake_all(&wakers_q);
+}
+static void wakers_main(void *arg) {
+    (void)arg;
+    rt_thread *a = rt_spawn("a", waker_loop, NULL, false);
+    rt_thread *b = rt_spawn("b", waker_loop, NULL, false);
+    rt_join(a);
+    rt_join(b);
+}
+/* Spawned while holding a harness-only lock, as the model spawns a pool
+ * worker: no edge from the caller of sched_run, who allocated the run. */
+static rt_lock model_lock;
+static void (*volatile end_process)(const char *) = rt_end_process;
+static void ender(void *arg) {
+    (void)arg;
+    end_process("ended by a thread the run's caller is not ordered before");
+}
+static void ender_main(void *arg) {
+    (void)arg;
+    rt_lock_harness_only(&model_lock);
+    rt_lock_acquire(&model_lock);
+    rt_thread *t = rt_spawn("ender", ender, NULL, false);
+    rt_lock_release(&model_lock);
+    rt_join(t);
+}
+static void run_quiet(rt_thread_fn fn, sched_status want) {
+    for (uint64_t seed = 0; seed < 4; seed++) {
+        sched_options o;
+        sched_result r;
+        sched_options_default(&o);
+        o.seed = seed;
+        assert_int_equal(sched_run(&o, fn, NULL, &r), 0);
+        assert_int_equal(r.status, want);
+        if (r.race) fail_msg("seed %llu: the scheduler's own work reported:\n%s", (unsigned long long)seed, r.race);
+        assert_int_equal(r.races, 0);
+        sched_result_free(&r);
+    }
+}
+static void test_scheduler_work_is_not_the_threads(void **st) {
+    (void)st;
+#if !defined(TPHEAL_TSAN)
+    (void)run_quiet, (void)wakers_main, (void)ender_main;
+    skip();
+#else
+    run_quiet(wakers_main, SCHED_OK);
+    run_quiet(ender_main, SCHED_PROCESS_ENDED);
+#endif
+}
+
 int main(void) {
     sched_race_reports_claimed(); /* every race here is a run's (sched_result.race) */
     const struct CMUnitTest tests[] = {
@@ -340,6 +401,7 @@ int main(void) {
         cmocka_unit_test(test_mutex_and_atomics),
         cmocka_unit_test(test_trace_records_order_nothing),
         cmocka_unit_test(test_report_names_both_and_replays),
+        cmocka_unit_test(test_scheduler_work_is_not_the_threads),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     sched_release_cache();

@@ -404,6 +404,37 @@ static void misuse_is_reported(void **state) {
     sched_result_free(&r);
 }
 
+/* Joining a thread twice is a misuse also when it had finished before the
+ * first join (no join ever waited for it): main sleeps, so the thread
+ * runs to its end whatever the seed, then main joins it twice. */
+static void done_quickly(void *p) { (*(int *)p)++; }
+
+static void join_twice_main(void *p) {
+    rt_thread *t = rt_spawn("quick", done_quickly, p, false);
+    rt_sleep_until(rt_now() + 10000000ull);
+    rt_join(t);
+    (*(int *)p) += 10;
+    rt_join(t);
+    (*(int *)p) += 100; /* never reached */
+}
+
+static void joining_a_finished_thread_twice_is_misuse(void **state) {
+    uint64_t seed;
+    (void)state;
+    for (seed = 0; seed < 10; seed++) {
+        int progress = 0;
+        sched_options o;
+        sched_result r;
+        sched_options_default(&o);
+        o.seed = seed;
+        assert_int_equal(sched_run(&o, join_twice_main, &progress, &r), 0);
+        assert_int_equal(r.status, SCHED_MISUSE);
+        assert_non_null(strstr(r.reason, "rt_join of self or twice"));
+        assert_int_equal(progress, 11); /* the thread ran, the first join returned */
+        sched_result_free(&r);
+    }
+}
+
 #define GOLDEN_SCHEDULE \
     "T1:1.2.1.3.4*2.2.1.2.=2.3.2*2.=2.3.=2.2*2.=2.2.4.=0.3.2.=2.4*2.1.3.=1.4.=2.4.3.4.=1.3.=0.4.3.4.=0.4.=0"
 #define GOLDEN_HASH 0x015c0cf5ab4d0c1bull
@@ -432,23 +463,36 @@ static void finished_threads_give_their_stack_back_at_once(void **state) {
     sched_result_free(&r);
 }
 
+typedef struct nested_out {
+    int ret;
+    sched_status status;
+    char reason[256];
+} nested_out;
+
 static void nested(void *p) {
+    nested_out *n = (nested_out *)p;
     sched_options o;
     sched_result r;
     sched_options_default(&o);
-    *(int *)p = sched_run(&o, nested, NULL, &r);
+    n->ret = sched_run(&o, nested, NULL, &r);
+    n->status = r.status;
+    memcpy(n->reason, r.reason, sizeof n->reason);
     sched_result_free(&r);
 }
 
 static void a_run_inside_a_run_is_refused(void **state) {
-    int inner = 0;
+    nested_out inner;
     sched_options o;
     sched_result r;
     (void)state;
+    memset(&inner, 0, sizeof inner);
     sched_options_default(&o);
     assert_int_equal(sched_run(&o, nested, &inner, &r), 0);
     assert_int_equal(r.status, SCHED_OK);
-    assert_int_equal(inner, -1);
+    /* refused, and its result says why: a misuse, not an OK run */
+    assert_int_equal(inner.ret, -1);
+    assert_int_equal(inner.status, SCHED_MISUSE);
+    assert_string_equal(inner.reason, "sched_run called inside a run");
     sched_result_free(&r);
 }
 
@@ -519,6 +563,7 @@ int main(void) {
         cmocka_unit_test(daemons_are_abandoned_when_main_ends),
         cmocka_unit_test(end_process_stops_the_run),
         cmocka_unit_test(misuse_is_reported),
+        cmocka_unit_test(joining_a_finished_thread_twice_is_misuse),
         cmocka_unit_test(finished_threads_give_their_stack_back_at_once),
         cmocka_unit_test(a_run_inside_a_run_is_refused),
         cmocka_unit_test(many_runs_reuse_stacks),

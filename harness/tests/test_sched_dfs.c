@@ -542,6 +542,214 @@ static void por_keeps_distinct_traces(void **state) {
     }
 }
 
+/* A step that reads an object and then writes it is a write: after a
+ * yield, A's step reads x then writes it, B's only reads it.  Dependent,
+ * so 2 traces at every bound (A's step first or B's; at bounds 1-2 a third
+ * run, A preempted at its yield, is redundant); were A's step taken for a
+ * read, the two would be independent and one trace would hide B first. */
+static void rw_a(void *p) {
+    two_writes *w = (two_writes *)p;
+    rt_yield();
+    rt_access(&w->x, RT_READ);
+    rt_access(&w->x, RT_WRITE);
+    w->order[w->n++] = 'a';
+}
+static void rw_b(void *p) {
+    two_writes *w = (two_writes *)p;
+    rt_yield();
+    rt_access(&w->x, RT_READ);
+    w->order[w->n++] = 'b';
+}
+static void rw_main(void *p) {
+    (void)rt_spawn("a", rw_a, p, false);
+    (void)rt_spawn("b", rw_b, p, false);
+}
+
+static void por_a_read_then_write_is_a_write(void **state) {
+    two_writes w;
+    unsigned b;
+    (void)state;
+    for (b = 0; b <= 2; b++) {
+        por_stats st = explore_por(b, true, rw_main, &w, tw_reset_diff, tw_b_first);
+        assert_true(st.complete);
+        assert_int_equal(st.traces, 2);
+        assert_true(st.failures > 0); /* the b-first order is among them */
+    }
+}
+
+/* Runs a search whose runs may end the process; counts the runs whose
+ * `check` is true. */
+static por_stats explore_ending(unsigned bound, bool por, rt_thread_fn fn, void *arg, void (*reset)(void *),
+                                bool (*check)(void *)) {
+    por_stats st;
+    sched_dfs *d = sched_dfs_new(bound);
+    memset(&st, 0, sizeof st);
+    assert_non_null(d);
+    sched_dfs_set_por(d, por);
+    do {
+        sched_options o;
+        sched_result r;
+        sched_options_default(&o);
+        o.strategy = SCHED_STRATEGY_DFS;
+        o.dfs = d;
+        reset(arg);
+        assert_int_equal(sched_run(&o, fn, arg, &r), 0);
+        if (r.status != SCHED_OK && r.status != SCHED_PROCESS_ENDED)
+            fail_msg("run %llu: %s: %s", (unsigned long long)sched_dfs_runs(d), sched_status_name(r.status), r.reason);
+        if (check(arg)) st.failures++;
+        sched_result_free(&r);
+    } while (sched_dfs_advance(d) && sched_dfs_runs(d) < 100000);
+    assert_null(sched_dfs_error(d));
+    st.runs = sched_dfs_runs(d);
+    st.traces = por ? sched_dfs_traces(d) : st.runs;
+    st.complete = sched_dfs_complete(d);
+    sched_dfs_free(d);
+    return st;
+}
+
+/* Fail-fast: main spawns A and B and returns; A ends the process at once,
+ * B yields and then logs.  At the switch when main ends, A first (lower
+ * id) ends the run with B never run; B first logs (it keeps the CPU at its
+ * yield at bound 0) and A ends after.  2 runs at bound 0, both distinct
+ * traces: B's unknown next step races with A's ending step, the last step
+ * of the run, so the reduction must put B at that switch. */
+static void (*volatile end_process)(const char *) = rt_end_process;
+static void ender_a(void *p) {
+    (void)p;
+    end_process("fail-fast");
+}
+static void logger_b(void *p) {
+    two_writes *w = (two_writes *)p;
+    rt_yield();
+    w->order[w->n++] = 'b';
+}
+static void fail_fast_main(void *p) {
+    (void)rt_spawn("a", ender_a, p, false);
+    (void)rt_spawn("b", logger_b, p, false);
+}
+static bool b_logged(void *p) { return ((two_writes *)p)->n > 0; }
+
+static void por_runs_the_thread_an_ending_step_cuts_off(void **state) {
+    two_writes w;
+    por_stats full, red;
+    (void)state;
+    full = explore_ending(0, false, fail_fast_main, &w, tw_reset_diff, b_logged);
+    red = explore_ending(0, true, fail_fast_main, &w, tw_reset_diff, b_logged);
+    assert_true(full.complete && red.complete);
+    assert_int_equal(full.runs, 2);
+    assert_int_equal(full.failures, 1);
+    assert_int_equal(red.traces, 2);
+    assert_int_equal(red.failures, 1);
+}
+
+/* The reduction's masks and clocks hold 64 threads: a program of exactly
+ * 64 runs under it.  Main first spawns and joins 62 fillers (ids 2..63), so
+ * the thread that matters is id 64, the last one the clocks hold.  Then
+ * main waits on a queue; thread 64 sets the flag, wakes main, releases the
+ * lock and ends the process.  Main logs only if it runs between that
+ * release and the end: a preemption (bound 1), which the full search
+ * finds.  In the reduced search only the race of main's unknown next step
+ * (main is runnable when the run ends) with the last step of thread 64
+ * puts main there. */
+typedef struct wide {
+    rt_lock lock;
+    rt_waitq q;
+    int flag, logged;
+} wide;
+static void wide_filler(void *p) { (void)p; }
+static void wide_last(void *p) {
+    wide *w = (wide *)p;
+    rt_lock_acquire(&w->lock);
+    w->flag = 1;
+    rt_wake_all(&w->q);
+    rt_lock_release(&w->lock);
+    end_process("fail-fast");
+}
+static void wide_main(void *p) {
+    wide *w = (wide *)p;
+    int i;
+    for (i = 0; i < 62; i++) rt_join(rt_spawn("filler", wide_filler, p, false));
+    rt_lock_acquire(&w->lock);
+    (void)rt_spawn("last", wide_last, p, false);
+    while (!w->flag) rt_wait(&w->q, &w->lock, RT_FOREVER, "flag");
+    rt_lock_release(&w->lock);
+    w->logged = 1;
+}
+static void wide_reset(void *p) { memset(p, 0, sizeof(wide)); }
+static bool wide_logged(void *p) { return ((wide *)p)->logged != 0; }
+
+static void por_holds_64_threads(void **state) {
+    wide w;
+    por_stats full, red;
+    (void)state;
+    full = explore_ending(1, false, wide_main, &w, wide_reset, wide_logged);
+    red = explore_ending(1, true, wide_main, &w, wide_reset, wide_logged);
+    assert_true(full.complete && red.complete);
+    assert_true(full.failures > 0);
+    assert_true(red.failures > 0);
+    assert_true(red.runs <= full.runs);
+}
+
+/* Races are counted once each (sched_dfs_races).  W writes x and ends; the
+ * daemon D reads x, then hands a flag to main and waits; main, woken,
+ * wakes D and ends the run with D runnable.  The first run at bound 0 (the
+ * lowest id at every free switch) has these steps:
+ *   0-3 main: spawn W, spawn D, reach the lock, wait on q (L and q written)
+ *   4   W: writes x, ends
+ *   5   D: reads x                      race 1: with step 4
+ *   6   D: takes L, sets ready, wakes q race 2: with step 3
+ *   7   D: waits on q (L, q written)
+ *   8   main: takes L, sets done, wakes q  race 3: with step 7
+ *   9-10 main: releases L, ends the run
+ * and at the end D, runnable, has an unknown next step: race 4 with main's
+ * last step 10.  Not one with W's last step 4: D's read ordered it before
+ * D already (race 1).  4 races. */
+typedef struct handback {
+    rt_lock lock;
+    rt_waitq q;
+    uint32_t x;
+    int ready, done;
+} handback;
+static void hb_writer(void *p) { rt_access(&((handback *)p)->x, RT_WRITE); }
+static void hb_daemon(void *p) {
+    handback *h = (handback *)p;
+    rt_access(&h->x, RT_READ);
+    rt_lock_acquire(&h->lock);
+    h->ready = 1;
+    rt_wake_all(&h->q);
+    while (!h->done) rt_wait(&h->q, &h->lock, RT_FOREVER, "done");
+    rt_lock_release(&h->lock);
+}
+static void hb_main(void *p) {
+    handback *h = (handback *)p;
+    (void)rt_spawn("w", hb_writer, p, false);
+    (void)rt_spawn("d", hb_daemon, p, true);
+    rt_lock_acquire(&h->lock);
+    while (!h->ready) rt_wait(&h->q, &h->lock, RT_FOREVER, "ready");
+    h->done = 1;
+    rt_wake_all(&h->q);
+    rt_lock_release(&h->lock);
+}
+
+static void por_counts_each_race_once(void **state) {
+    handback h;
+    sched_dfs *d = sched_dfs_new(0);
+    sched_options o;
+    sched_result r;
+    (void)state;
+    assert_non_null(d);
+    sched_dfs_set_por(d, true);
+    memset(&h, 0, sizeof h);
+    sched_options_default(&o);
+    o.strategy = SCHED_STRATEGY_DFS;
+    o.dfs = d;
+    assert_int_equal(sched_run(&o, hb_main, &h, &r), 0);
+    assert_int_equal(r.status, SCHED_OK);
+    sched_result_free(&r);
+    assert_int_equal(sched_dfs_races(d), 4);
+    sched_dfs_free(d);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(dfs_counts_a_spawn_and_a_yield_by_hand),
@@ -555,6 +763,10 @@ int main(void) {
         cmocka_unit_test(por_counts_traces_by_hand),
         cmocka_unit_test(por_finds_every_failure_the_full_search_finds),
         cmocka_unit_test(por_keeps_distinct_traces),
+        cmocka_unit_test(por_a_read_then_write_is_a_write),
+        cmocka_unit_test(por_runs_the_thread_an_ending_step_cuts_off),
+        cmocka_unit_test(por_holds_64_threads),
+        cmocka_unit_test(por_counts_each_race_once),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     sched_release_cache();

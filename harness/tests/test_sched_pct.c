@@ -265,6 +265,23 @@ static void pct_meets_its_bound_at_depths_2_and_3(void **state) {
     pct_meets_its_bound_at_depth(3, 40000);
 }
 
+/* Depth 1, the smallest bug PCT has: a1 < b1, one ordering constraint, hit
+ * by a run that starts a above b -- with no change points (depth 1 means
+ * none), at >= 1/n.  Nothing below depth 1 to compare with. */
+static void pct_meets_its_bound_at_depth_1(void **state) {
+    sched_bench_pct_out o;
+    double rate;
+    (void)state;
+    assert_int_equal(sched_bench_pct(1, 1, 60, 0, &o), 0);
+    rate = (double)o.hits / (double)o.runs;
+    print_message("pct on a depth-1 bug: n=%llu k=%llu, %llu/%llu hits, rate %.5f, bound %.5f\n",
+                  (unsigned long long)o.threads, (unsigned long long)o.k, (unsigned long long)o.hits,
+                  (unsigned long long)o.runs, rate, o.bound);
+    assert_int_equal(o.runs, 60);
+    assert_true(o.bound * (double)o.runs >= 20.0);
+    assert_true(rate >= o.bound);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(pct_depth2_meets_its_bound),
@@ -272,6 +289,7 @@ int main(void) {
         cmocka_unit_test(pct_is_deterministic_per_seed),
         cmocka_unit_test(pct_is_fair_after_its_window),
         cmocka_unit_test(pct_follows_its_definition),
+        cmocka_unit_test(pct_meets_its_bound_at_depth_1),
         cmocka_unit_test(pct_meets_its_bound_at_depths_2_and_3),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);

@@ -173,6 +173,54 @@ static void bad_schedule_strings_are_rejected_with_a_column(void **state) {
     }
 }
 
+/* A schedule read back from a file or a terminal line keeps its line end:
+ * trailing newlines, carriage returns and spaces are not part of it. */
+static void trailing_line_ends_are_ignored(void **state) {
+    static const char *const tails[] = {"\n", "\r\n", " \n", "\n\n"};
+    counter_prog a;
+    sched_result ra;
+    size_t i;
+    (void)state;
+    counter_init(&a, 3, 4);
+    ra = run_counter(21, NULL, &a);
+    assert_int_equal(ra.status, SCHED_OK);
+    for (i = 0; i < sizeof tails / sizeof tails[0]; i++) {
+        counter_prog b;
+        sched_options o;
+        sched_result rb;
+        size_t n = strlen(ra.schedule);
+        char *text = malloc(n + strlen(tails[i]) + 1);
+        assert_non_null(text);
+        memcpy(text, ra.schedule, n);
+        strcpy(text + n, tails[i]);
+        counter_init(&b, 3, 4);
+        sched_options_default(&o);
+        o.seed = 99;
+        o.schedule = text;
+        if (sched_run(&o, counter_main, &b, &rb) != 0) fail_msg("tail %zu refused: %s", i, rb.reason);
+        assert_int_equal(rb.status, SCHED_OK);
+        assert_int_equal(rb.interleaving_hash, ra.interleaving_hash);
+        assert_int_equal(b.order, a.order);
+        sched_result_free(&rb);
+        free(text);
+    }
+    sched_result_free(&ra);
+}
+
+/* A divergence names the threads that were runnable where the schedule
+ * stopped fitting: at the first choice point of the counter program
+ * (main's first spawn) those are main and worker 2. */
+static void a_divergence_lists_the_runnable_threads(void **state) {
+    counter_prog c;
+    sched_result r;
+    (void)state;
+    counter_init(&c, 2, 3);
+    r = run_counter(0, "T1:9", &c);
+    assert_int_equal(r.status, SCHED_REPLAY_DIVERGED);
+    assert_non_null(strstr(r.reason, "(runnable: 1 2)"));
+    sched_result_free(&r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(replay_reproduces_the_run_whatever_the_seed),
@@ -182,6 +230,8 @@ int main(void) {
         cmocka_unit_test(replay_of_a_non_runnable_thread_diverges),
         cmocka_unit_test(replay_with_unused_items_diverges),
         cmocka_unit_test(bad_schedule_strings_are_rejected_with_a_column),
+        cmocka_unit_test(trailing_line_ends_are_ignored),
+        cmocka_unit_test(a_divergence_lists_the_runnable_threads),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     sched_release_cache();
