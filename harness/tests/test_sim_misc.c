@@ -185,7 +185,9 @@ static void test_group_close_members_no_cancel(void **st) {
 static void body_group_member_closed(void) {
     group_setup s;
     group_setup_make(&s);
+    CHECK(simt_obj(s.timer).group_id == simt_obj(s.g).id);
     tph_os_timer_close(s.timer);
+    CHECK(simt_obj(s.timer).group_id == 0); /* 0: in no group */
     simt_unblock(&s.b);
     tph_os_group_close_members(s.g, true, NULL);
     CHECK(tph_os_load32(&g_cancel_calls) == 2);
@@ -438,6 +440,33 @@ static void test_first_call_begins_process(void **st) {
     }
 }
 
+/* The queries that need no process answer "nothing" without one, and do not
+ * begin one: no core block is live (the count is the process's: ending
+ * the process frees them all), no handle is known, no fail-fast happened. */
+static void alloc_and_end_main(void *arg) {
+    (void)arg;
+    sim_process_begin(NULL);
+    CHECK(tph_os_alloc(64) != NULL); /* never freed: the end frees it */
+    CHECK(sim_core_blocks_live() == 1);
+    sim_process_end();
+}
+static void test_queries_without_process(void **st) {
+    (void)st;
+    simt_failure[0] = '\0';
+    rt_native_options o;
+    rt_native_options_default(&o);
+    o.seed = 1;
+    assert_int_equal(rt_native_run(alloc_and_end_main, NULL, &o), 0);
+    if (simt_failure[0]) fail_msg("%s", simt_failure);
+    assert_false(sim_process_active());
+    assert_int_equal(sim_core_blocks_live(), 0);
+    void *some_handle = (void *)(uintptr_t)((1u << 4) | SIM_OBJ_WORK);
+    assert_int_equal(sim_object_kind_of(some_handle), SIM_OBJ_NONE);
+    assert_int_equal(sim_object_id(some_handle), 0);
+    assert_null(sim_fail_fast_reason());
+    assert_false(sim_process_active());
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_io_accounting),
@@ -450,6 +479,7 @@ int main(void) {
         cmocka_unit_test(test_faults_fail_nth_call),
         cmocka_unit_test(test_fail_fast_ends_process),
         cmocka_unit_test(test_first_call_begins_process),
+        cmocka_unit_test(test_queries_without_process),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
