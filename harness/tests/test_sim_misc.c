@@ -356,14 +356,14 @@ static void TPH_OS_CALLBACK first_nop_wait(tph_os_instance *i, void *c, tph_os_w
     (void)i, (void)c, (void)w, (void)r;
 }
 typedef enum {
-    FIRST_EVENT, FIRST_GROUP, FIRST_FILE, FIRST_IO_COMPLETE, FIRST_OBJECT_HANDLE, FIRST_POOL,
+    FIRST_EVENT, FIRST_GROUP, FIRST_FILE, FIRST_IO_COMPLETE, FIRST_IO_WAIT, FIRST_IO_CLOSE, FIRST_OBJECT_HANDLE, FIRST_POOL,
     FIRST_POOL_COUNT, FIRST_MISUSE_COUNT, FIRST_TIMER, FIRST_WAIT, FIRST_WORK, FIRST_COUNT
 } first_call;
 static first_call g_first;
 static void first_call_main(void *arg) {
     (void)arg;
     CHECK(!sim_process_active());
-    size_t want_misuse = 0;
+    const char *want_call = NULL; /* a call on a null handle: its one misuse report */
     switch (g_first) {
     case FIRST_EVENT: {
         tph_os_event *e = tph_os_event_create(true, false);
@@ -382,7 +382,15 @@ static void first_call_main(void *arg) {
         break;
     case FIRST_IO_COMPLETE:
         CHECK(!sim_io_complete(NULL, NULL, 0, 0));
-        want_misuse = 1;
+        want_call = "sim_io_complete";
+        break;
+    case FIRST_IO_WAIT:
+        tph_os_io_wait(NULL, false);
+        want_call = "WaitForThreadpoolIoCallbacks";
+        break;
+    case FIRST_IO_CLOSE:
+        tph_os_io_close(NULL);
+        want_call = "CloseThreadpoolIo";
         break;
     case FIRST_OBJECT_HANDLE:
         CHECK(sim_object_handle(SIM_OBJ_WORK, 1) == NULL); /* nothing made yet */
@@ -421,9 +429,9 @@ static void first_call_main(void *arg) {
         break;
     }
     CHECK(sim_process_active());
-    CHECK(sim_misuse_count() == want_misuse);
+    CHECK(sim_misuse_count() == (want_call ? 1u : 0u));
     sim_misuse m;
-    if (want_misuse) CHECK(sim_misuse_get(0, &m) && strcmp(m.call, "sim_io_complete") == 0);
+    if (want_call) CHECK(sim_misuse_get(0, &m) && strcmp(m.call, want_call) == 0 && strcmp(m.problem, "null handle") == 0);
     sim_process_end();
 }
 static void test_first_call_begins_process(void **st) {
