@@ -374,6 +374,57 @@ static void test_sched_private_stall_set_inside_its_lock(void **st) {
     assert_true(g_ps_runs[PS_NEW_SEEN_BY_SETTER] > 0);
 }
 
+/* The core's free records the block as freed in the same step that unlinks
+ * it: once any thread has seen the free (the live-block count dropped), a
+ * callback into that context submitted afterwards is reported and not run
+ * (os_sim.c, the freed-context check) -- in every interleaving. */
+typedef enum { FR_BROKEN, FR_NOT_SEEN, FR_SEEN_REPORTED, FR_SEEN_RAN, FR_COUNT } fr_result;
+static fr_result g_fr_result;
+static uint64_t g_fr_runs[FR_COUNT];
+static volatile uint32_t g_fr_ran;
+static void TPH_OS_CALLBACK fr_work(tph_os_instance *i, void *c, tph_os_work *w) {
+    (void)i, (void)c, (void)w; /* never touches its context */
+    tph_os_gate_store32(&g_fr_ran, 1);
+}
+static void fr_freer(void *ctx) { tph_os_free(ctx); }
+static void fr_main(void *arg) {
+    (void)arg;
+    g_fr_result = FR_BROKEN;
+    tph_os_gate_store32(&g_fr_ran, 0);
+    sim_process_begin(NULL);
+    void *ctx = tph_os_alloc(16);
+    uint64_t before = sim_core_blocks_live();
+    tph_os_work *w = tph_os_work_create(fr_work, ctx, NULL);
+    rt_thread *freer = rt_spawn("freer", fr_freer, ctx, false);
+    bool seen = sim_core_blocks_live() == before - 1;
+    if (!seen) {
+        g_fr_result = FR_NOT_SEEN;
+    } else {
+        tph_os_work_submit(w);
+        tph_os_work_wait(w, false);
+        sim_misuse m;
+        bool reported = sim_misuse_count() == 1 && sim_misuse_get(0, &m) &&
+                        strstr(m.problem, "freed by the core") != NULL;
+        if (tph_os_gate_load32(&g_fr_ran)) g_fr_result = FR_SEEN_RAN;
+        else if (reported) g_fr_result = FR_SEEN_REPORTED;
+    }
+    rt_join(freer);
+    tph_os_work_close(w);
+    sim_process_end();
+}
+static void fr_outcome(void) { g_fr_runs[g_fr_result]++; }
+static void test_sched_free_recorded_in_its_step(void **st) {
+    (void)st;
+    memset(g_fr_runs, 0, sizeof g_fr_runs);
+    dfs_every_interleaving(fr_main, fr_outcome);
+    print_message("free not seen %llu, seen and the callback reported %llu\n",
+                  (unsigned long long)g_fr_runs[FR_NOT_SEEN], (unsigned long long)g_fr_runs[FR_SEEN_REPORTED]);
+    assert_int_equal(g_fr_runs[FR_BROKEN], 0);
+    assert_true(g_fr_runs[FR_NOT_SEEN] > 0);
+    assert_true(g_fr_runs[FR_SEEN_REPORTED] > 0);
+    assert_int_equal(g_fr_runs[FR_SEEN_RAN], 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sched_stall_depends_on_interleaving),
@@ -383,6 +434,7 @@ int main(void) {
         cmocka_unit_test(test_sched_every_seam_atomic_is_one_point),
         cmocka_unit_test(test_sched_misuse_report_is_atomic_with_the_call),
         cmocka_unit_test(test_sched_private_stall_set_inside_its_lock),
+        cmocka_unit_test(test_sched_free_recorded_in_its_step),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     sched_release_cache();
