@@ -185,7 +185,9 @@ static void test_group_close_members_no_cancel(void **st) {
 static void body_group_member_closed(void) {
     group_setup s;
     group_setup_make(&s);
+    CHECK(simt_obj(s.timer).group_id == simt_obj(s.g).id);
     tph_os_timer_close(s.timer);
+    CHECK(simt_obj(s.timer).group_id == 0); /* 0: in no group */
     simt_unblock(&s.b);
     tph_os_group_close_members(s.g, true, NULL);
     CHECK(tph_os_load32(&g_cancel_calls) == 2);
@@ -338,6 +340,141 @@ static void test_fail_fast_ends_process(void **st) {
     assert_int_equal(simt_failure[0], '\0');
 }
 
+/* A program linking the installed library never calls sim_process_begin: on
+ * the native runtime its first pool call, whichever it is, begins the
+ * default process (sim_process.c, sim_need_process) and then does what it
+ * was asked.  One run per entry point, each the first call of its process;
+ * a call that took the model lock before making sure a process exists
+ * crashed there instead. */
+static void TPH_OS_CALLBACK first_nop_work(tph_os_instance *i, void *c, tph_os_work *w) {
+    (void)i, (void)c, (void)w;
+}
+static void TPH_OS_CALLBACK first_nop_timer(tph_os_instance *i, void *c, tph_os_timer *t) {
+    (void)i, (void)c, (void)t;
+}
+static void TPH_OS_CALLBACK first_nop_wait(tph_os_instance *i, void *c, tph_os_wait *w, uint32_t r) {
+    (void)i, (void)c, (void)w, (void)r;
+}
+typedef enum {
+    FIRST_EVENT, FIRST_GROUP, FIRST_FILE, FIRST_IO_COMPLETE, FIRST_IO_WAIT, FIRST_IO_CLOSE, FIRST_OBJECT_HANDLE, FIRST_POOL,
+    FIRST_POOL_COUNT, FIRST_MISUSE_COUNT, FIRST_TIMER, FIRST_WAIT, FIRST_WORK, FIRST_COUNT
+} first_call;
+static first_call g_first;
+static void first_call_main(void *arg) {
+    (void)arg;
+    CHECK(!sim_process_active());
+    const char *want_call = NULL; /* a call on a null handle: its one misuse report */
+    switch (g_first) {
+    case FIRST_EVENT: {
+        tph_os_event *e = tph_os_event_create(true, false);
+        CHECK(e != NULL);
+        tph_os_event_close(e);
+        break;
+    }
+    case FIRST_GROUP: {
+        tph_os_group *g = tph_os_group_create();
+        CHECK(g != NULL);
+        tph_os_group_close(g);
+        break;
+    }
+    case FIRST_FILE:
+        CHECK(sim_file_create() != NULL);
+        break;
+    case FIRST_IO_COMPLETE:
+        CHECK(!sim_io_complete(NULL, NULL, 0, 0));
+        want_call = "sim_io_complete";
+        break;
+    case FIRST_IO_WAIT:
+        tph_os_io_wait(NULL, false);
+        want_call = "WaitForThreadpoolIoCallbacks";
+        break;
+    case FIRST_IO_CLOSE:
+        tph_os_io_close(NULL);
+        want_call = "CloseThreadpoolIo";
+        break;
+    case FIRST_OBJECT_HANDLE:
+        CHECK(sim_object_handle(SIM_OBJ_WORK, 1) == NULL); /* nothing made yet */
+        break;
+    case FIRST_POOL: {
+        tph_os_pool *p = tph_os_pool_create();
+        CHECK(p != NULL);
+        tph_os_pool_close(p);
+        break;
+    }
+    case FIRST_POOL_COUNT:
+        CHECK(sim_pool_count() == 1);
+        break;
+    case FIRST_MISUSE_COUNT:
+        CHECK(sim_misuse_count() == 0);
+        break;
+    case FIRST_TIMER: {
+        tph_os_timer *t = tph_os_timer_create(first_nop_timer, NULL, NULL);
+        CHECK(t != NULL);
+        tph_os_timer_close(t);
+        break;
+    }
+    case FIRST_WAIT: {
+        tph_os_wait *w = tph_os_wait_create(first_nop_wait, NULL, NULL);
+        CHECK(w != NULL);
+        tph_os_wait_close(w);
+        break;
+    }
+    case FIRST_WORK: {
+        tph_os_work *w = tph_os_work_create(first_nop_work, NULL, NULL);
+        CHECK(w != NULL);
+        tph_os_work_close(w);
+        break;
+    }
+    case FIRST_COUNT:
+        break;
+    }
+    CHECK(sim_process_active());
+    CHECK(sim_misuse_count() == (want_call ? 1u : 0u));
+    sim_misuse m;
+    if (want_call) CHECK(sim_misuse_get(0, &m) && strcmp(m.call, want_call) == 0 && strcmp(m.problem, "null handle") == 0);
+    sim_process_end();
+}
+static void test_first_call_begins_process(void **st) {
+    (void)st;
+    for (g_first = FIRST_EVENT; g_first < FIRST_COUNT; g_first++) {
+        simt_failure[0] = '\0';
+        assert_false(sim_process_active());
+        rt_native_options o;
+        rt_native_options_default(&o);
+        o.seed = 1;
+        assert_int_equal(rt_native_run(first_call_main, NULL, &o), 0);
+        if (simt_failure[0]) fail_msg("first call %d: %s", (int)g_first, simt_failure);
+        assert_false(sim_process_active());
+    }
+}
+
+/* The queries that need no process answer "nothing" without one, and do not
+ * begin one: no core block is live (the count is the process's: ending
+ * the process frees them all), no handle is known, no fail-fast happened. */
+static void alloc_and_end_main(void *arg) {
+    (void)arg;
+    sim_process_begin(NULL);
+    CHECK(tph_os_alloc(64) != NULL); /* never freed: the end frees it */
+    CHECK(sim_core_blocks_live() == 1);
+    sim_process_end();
+}
+static void test_queries_without_process(void **st) {
+    (void)st;
+    simt_failure[0] = '\0';
+    rt_native_options o;
+    rt_native_options_default(&o);
+    o.seed = 1;
+    assert_int_equal(rt_native_run(alloc_and_end_main, NULL, &o), 0);
+    if (simt_failure[0]) fail_msg("%s", simt_failure);
+    assert_false(sim_process_active());
+    assert_int_equal(sim_core_blocks_live(), 0);
+    void *some_handle = (void *)(uintptr_t)((1u << 4) | SIM_OBJ_WORK);
+    assert_int_equal(sim_object_kind_of(some_handle), SIM_OBJ_NONE);
+    assert_int_equal(sim_object_id(some_handle), 0);
+    assert_null(sim_fail_fast_reason());
+    assert_false(sim_process_active());
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_io_accounting),
@@ -349,6 +486,8 @@ int main(void) {
         cmocka_unit_test(test_stable_ids),
         cmocka_unit_test(test_faults_fail_nth_call),
         cmocka_unit_test(test_fail_fast_ends_process),
+        cmocka_unit_test(test_first_call_begins_process),
+        cmocka_unit_test(test_queries_without_process),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,6 +4,7 @@
  * is released by a submit, and virtual time runs the 67 s idle timeout
  * without real waiting. */
 #include "rt_sched.h"
+#include "sched_dfs.h"
 #include "test_sim_util.h"
 
 typedef struct stall_outcome {
@@ -245,6 +246,185 @@ static void test_sched_every_seam_atomic_is_one_point(void **st) {
     }
 }
 
+/* A model call is one atomic step of the model: what it records and what
+ * it changes happen together, inside its critical section, so no other
+ * thread sees one without the other, nor the call's effect while the caller
+ * has not yet passed the call's lock.  Checked over every interleaving of
+ * two threads (DFS, 2 preemptions), each run ending its process. */
+typedef void (*dfs_outcome_fn)(void);
+static void dfs_every_interleaving(rt_thread_fn main_fn, dfs_outcome_fn outcome) {
+    sched_dfs *d = sched_dfs_new(2);
+    assert_non_null(d);
+    do {
+        sched_options o;
+        sched_result r;
+        sched_options_default(&o);
+        o.strategy = SCHED_STRATEGY_DFS;
+        o.dfs = d;
+        assert_int_equal(sched_run(&o, main_fn, NULL, &r), 0);
+        if (r.status != SCHED_OK) fail_msg("%s %s\n%s", sched_status_name(r.status), r.reason, r.schedule);
+        sched_result_free(&r);
+        if (sim_process_active()) sim_process_end();
+        outcome();
+    } while (sched_dfs_advance(d) && sched_dfs_runs(d) < 20000);
+    assert_null(sched_dfs_error(d));
+    assert_true(sched_dfs_complete(d));
+    sched_dfs_free(d);
+}
+
+/* An unannounced CreateThreadpoolWork is reported in the same step that
+ * makes the work object: a reader that sees the report finds the object. */
+static volatile uint32_t g_rep_seen, g_rep_work_found;
+static uint64_t g_rep_runs_seen, g_rep_runs_torn;
+static void report_reader(void *arg) {
+    (void)arg;
+    size_t n = sim_misuse_count();
+    void *w = sim_object_handle(SIM_OBJ_WORK, 1);
+    tph_os_gate_store32(&g_rep_seen, n == 1 ? 1u : 0u);
+    tph_os_gate_store32(&g_rep_work_found, w != NULL ? 1u : 0u);
+}
+static void report_main(void *arg) {
+    (void)arg;
+    tph_os_gate_store32(&g_rep_seen, 0);
+    tph_os_gate_store32(&g_rep_work_found, 0);
+    sim_process_begin(NULL);
+    sim_announce_check(true);
+    rt_thread *reader = rt_spawn("reader", report_reader, NULL, false);
+    tph_os_work *w = tph_os_work_create(nop_work, NULL, NULL); /* no api/ record */
+    rt_join(reader);
+    sim_announce_check(false);
+    sim_misuse m;
+    if (w == NULL || sim_misuse_count() != 1 || !sim_misuse_get(0, &m) || strcmp(m.call, "CreateThreadpoolWork") != 0)
+        tph_os_gate_store32(&g_rep_seen, 2); /* not the one report expected */
+    sim_process_end();
+}
+static void report_outcome(void) {
+    uint32_t seen = tph_os_gate_load32(&g_rep_seen);
+    if (seen == 2) fail_msg("the unannounced create was not reported once");
+    if (seen) g_rep_runs_seen++;
+    if (seen && !tph_os_gate_load32(&g_rep_work_found)) g_rep_runs_torn++;
+}
+static void test_sched_misuse_report_is_atomic_with_the_call(void **st) {
+    (void)st;
+    g_rep_runs_seen = g_rep_runs_torn = 0;
+    dfs_every_interleaving(report_main, report_outcome);
+    print_message("%llu of the runs saw the report\n", (unsigned long long)g_rep_runs_seen);
+    assert_true(g_rep_runs_seen > 0);          /* the reader did see the report */
+    assert_int_equal(g_rep_runs_torn, 0);      /* and never without the object */
+}
+
+/* sim_set_private_stall takes effect inside its critical section: a pool
+ * created by another thread right after the setter released the lock has
+ * the new setting, before the setter's next statement runs.  The witness:
+ * the setter, just after the call, sees the creator's mark while the
+ * creator's pool severs (the setting was ALWAYS; the process's default for
+ * private pools is NEVER). */
+static volatile uint32_t g_ps_created, g_ps_setter_saw;
+static tph_os_pool *volatile g_ps_pool;
+typedef enum { PS_PROBE_BROKEN, PS_OLD, PS_NEW, PS_NEW_SEEN_BY_SETTER, PS_COUNT } ps_result;
+static ps_result g_ps_result;
+static uint64_t g_ps_runs[PS_COUNT];
+static void ps_creator(void *arg) {
+    (void)arg;
+    tph_os_pool *p = tph_os_pool_create();
+    tph_os_gate_store32(&g_ps_created, 1);
+    g_ps_pool = p; /* read by main after the join */
+}
+static void ps_main(void *arg) {
+    (void)arg;
+    tph_os_gate_store32(&g_ps_created, 0);
+    tph_os_gate_store32(&g_ps_setter_saw, 0);
+    g_ps_result = PS_PROBE_BROKEN;
+    sim_process_begin(NULL);
+    rt_thread *creator = rt_spawn("creator", ps_creator, NULL, false);
+    sim_stall always = {SIM_STALL_ALWAYS, 0, 0};
+    sim_set_private_stall(always);
+    tph_os_gate_store32(&g_ps_setter_saw, tph_os_gate_load32(&g_ps_created));
+    rt_join(creator);
+    /* Probe the pool's setting: a queued wait packet cancelled on the cold
+     * pool severs it only when its stall setting is ALWAYS. */
+    tph_os_pool *p = g_ps_pool;
+    sim_pool_hold_factory(p, true);
+    tph_os_env env = {p, NULL, NULL, TPH_OS_PRIORITY_NORMAL, false};
+    tph_os_event *ev = tph_os_event_create(false, true);
+    tph_os_wait *w = tph_os_wait_create(nop_wait, NULL, &env);
+    tph_os_wait_set(w, ev, TPH_OS_INFINITE);
+    sim_object_stats os;
+    bool queued = sim_object_stats_get(w, &os) && os.queued == 1;
+    tph_os_wait_wait(w, true);
+    sim_pool_stats ps;
+    if (queued && sim_pool_stats_get(p, &ps))
+        g_ps_result = !ps.severed                           ? PS_OLD
+                      : tph_os_gate_load32(&g_ps_setter_saw) ? PS_NEW_SEEN_BY_SETTER
+                                                             : PS_NEW;
+    sim_process_end();
+}
+static void ps_outcome(void) { g_ps_runs[g_ps_result]++; }
+static void test_sched_private_stall_set_inside_its_lock(void **st) {
+    (void)st;
+    memset(g_ps_runs, 0, sizeof g_ps_runs);
+    dfs_every_interleaving(ps_main, ps_outcome);
+    print_message("pool created before the set %llu, after it %llu, after it and seen by the setter %llu\n",
+                  (unsigned long long)g_ps_runs[PS_OLD], (unsigned long long)g_ps_runs[PS_NEW],
+                  (unsigned long long)g_ps_runs[PS_NEW_SEEN_BY_SETTER]);
+    assert_int_equal(g_ps_runs[PS_PROBE_BROKEN], 0);
+    assert_true(g_ps_runs[PS_OLD] > 0); /* created before the set */
+    assert_true(g_ps_runs[PS_NEW] > 0); /* after it */
+    /* after the set's lock, before the setter's next statement */
+    assert_true(g_ps_runs[PS_NEW_SEEN_BY_SETTER] > 0);
+}
+
+/* The core's free records the block as freed in the same step that unlinks
+ * it: once any thread has seen the free (the live-block count dropped), a
+ * callback into that context submitted afterwards is reported and not run
+ * (os_sim.c, the freed-context check) -- in every interleaving. */
+typedef enum { FR_BROKEN, FR_NOT_SEEN, FR_SEEN_REPORTED, FR_SEEN_RAN, FR_COUNT } fr_result;
+static fr_result g_fr_result;
+static uint64_t g_fr_runs[FR_COUNT];
+static volatile uint32_t g_fr_ran;
+static void TPH_OS_CALLBACK fr_work(tph_os_instance *i, void *c, tph_os_work *w) {
+    (void)i, (void)c, (void)w; /* never touches its context */
+    tph_os_gate_store32(&g_fr_ran, 1);
+}
+static void fr_freer(void *ctx) { tph_os_free(ctx); }
+static void fr_main(void *arg) {
+    (void)arg;
+    g_fr_result = FR_BROKEN;
+    tph_os_gate_store32(&g_fr_ran, 0);
+    sim_process_begin(NULL);
+    void *ctx = tph_os_alloc(16);
+    uint64_t before = sim_core_blocks_live();
+    tph_os_work *w = tph_os_work_create(fr_work, ctx, NULL);
+    rt_thread *freer = rt_spawn("freer", fr_freer, ctx, false);
+    bool seen = sim_core_blocks_live() == before - 1;
+    if (!seen) {
+        g_fr_result = FR_NOT_SEEN;
+    } else {
+        tph_os_work_submit(w);
+        tph_os_work_wait(w, false);
+        sim_misuse m;
+        bool reported = sim_misuse_count() == 1 && sim_misuse_get(0, &m) &&
+                        strstr(m.problem, "freed by the core") != NULL;
+        if (tph_os_gate_load32(&g_fr_ran)) g_fr_result = FR_SEEN_RAN;
+        else if (reported) g_fr_result = FR_SEEN_REPORTED;
+    }
+    rt_join(freer);
+    tph_os_work_close(w);
+    sim_process_end();
+}
+static void fr_outcome(void) { g_fr_runs[g_fr_result]++; }
+static void test_sched_free_recorded_in_its_step(void **st) {
+    (void)st;
+    memset(g_fr_runs, 0, sizeof g_fr_runs);
+    dfs_every_interleaving(fr_main, fr_outcome);
+    print_message("free not seen %llu, seen and the callback reported %llu\n",
+                  (unsigned long long)g_fr_runs[FR_NOT_SEEN], (unsigned long long)g_fr_runs[FR_SEEN_REPORTED]);
+    assert_int_equal(g_fr_runs[FR_BROKEN], 0);
+    assert_true(g_fr_runs[FR_NOT_SEEN] > 0);
+    assert_true(g_fr_runs[FR_SEEN_REPORTED] > 0);
+    assert_int_equal(g_fr_runs[FR_SEEN_RAN], 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sched_stall_depends_on_interleaving),
@@ -252,6 +432,9 @@ int main(void) {
         cmocka_unit_test(test_sched_idle_timeout_virtual),
         cmocka_unit_test(test_sched_timer_window_seeded),
         cmocka_unit_test(test_sched_every_seam_atomic_is_one_point),
+        cmocka_unit_test(test_sched_misuse_report_is_atomic_with_the_call),
+        cmocka_unit_test(test_sched_private_stall_set_inside_its_lock),
+        cmocka_unit_test(test_sched_free_recorded_in_its_step),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     sched_release_cache();

@@ -127,6 +127,8 @@ static void body_deferred_free(void) {
     CHECK(tph_os_load32(&g_count.n) == 2); /* the queued submit still ran */
     ps = simt_pool(p);
     CHECK(ps.freed && ps.bound_objects == 0);
+    CHECK(ps.callbacks_run == 2); /* the pool counts both, as the object does */
+    CHECK(simt_obj(w).callbacks_run == 2);
     CHECK(sim_misuse_count() == 0);
 }
 static void test_work_deferred_free(void **st) {
