@@ -1,9 +1,11 @@
 /* The bench (scn_bench.c) with stand-ins through the linker's --wrap
- * (CMakeLists.txt): its clock counts the scenario runs begun, so a rate is
- * exact and no real time is read, and scn_run can be made to refuse a run.
+ * (CMakeLists.txt): its clock ticks once a scenario run begun and once a
+ * scenario freed, so a rate is exact and no real time is read, and scn_run
+ * can be made to refuse a run.
  * - `bench --rate` (scn_bench_rate): the runs divided by the clock read
  *   around exactly the timed runs -- not the untimed warm-up, not an empty
- *   interval: one clock unit a run, the rate is 1 whatever the machine;
+ *   interval, not the freeing after them: one clock unit a run, the rate is 1
+ *   whatever the machine;
  * - `bench` (scn_bench_main) exits 1 when the runner refuses a run, the DFS
  *   search's included. */
 #include <setjmp.h>
@@ -20,14 +22,21 @@
 #include "scn_run.h"
 
 double __wrap_sched_bench_seconds(void);
+void __real_scn_free(scn_scenario *s);
+void __wrap_scn_free(scn_scenario *s);
 int __real_scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out);
 int __wrap_scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out);
 
-static uint64_t runs_begun;
+static uint64_t runs_begun, freed;
 static bool refuse_dfs; /* scn_run refuses a run of the DFS strategy */
 
 double __wrap_sched_bench_seconds(void) {
-    return (double)runs_begun;
+    return (double)(runs_begun + freed);
+}
+
+void __wrap_scn_free(scn_scenario *s) {
+    if (s) freed++;
+    __real_scn_free(s);
 }
 
 int __wrap_scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {

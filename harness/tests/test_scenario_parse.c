@@ -207,6 +207,9 @@ static void bad_input_is_located(void **state) {
     expect_error("# purpose: x\nwork W2345678901234567890123456789012\n", 2, 6, "at most 31)");
     expect_error("# purpose: x\nwork 9W\n", 2, 6, "bad name '9W' for work (letters, digits, _; at most 31)");
     expect_error("# purpose: x\nbuild turbo\nthread A\n  tick\nend\n", 2, 7, "unknown build 'turbo'");
+    expect_error("# purpose: x\npool default\npool default\n", 3, 6, "duplicate declaration of the default pool");
+    expect_error("# purpose: x\nthread A\n  await repair-ran count 1000001\nend\n", 3, 26,
+                 "count 1000001 is out of range (at most 1000000)");
 }
 
 /* A scenario's fail-fast is its outcome or its build (scn_features.c): a

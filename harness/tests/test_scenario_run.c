@@ -105,6 +105,21 @@ static void the_teardown_cancels_open_starts(void **state) {
     scn_free(s);
 }
 
+/* `require overlap A W`: A's wait is in flight while W's callback runs, and
+ * the run reports the requirement reached (scn_reach.c; ASan also watches
+ * the walk over the requirements). */
+static void an_overlap_requirement_is_reached(void **state) {
+    scn_scenario *s = parse("# purpose: x\nwork W\ncallback W\n  tick\nend\n"
+                            "thread A\n  submit W\n  wait W\nend\nrequire overlap A W\n");
+    scn_run_out r;
+    (void)state;
+    run(s, 1, 0, NULL, &r);
+    if (!r.passed) fail_msg("%s", r.failures);
+    assert_true(r.reached == 1);
+    scn_run_out_free(&r);
+    scn_free(s);
+}
+
 static void a_wrong_result_fails(void **state) {
     /* a cancel with nothing started is refused (it would unbalance the pool's count) */
     scn_scenario *s = parse("# purpose: x\nio I\nthread A\n  io_cancel I\nend\n");
@@ -224,6 +239,7 @@ int main(void) {
         cmocka_unit_test(a_wrong_result_fails),
         cmocka_unit_test(failures_are_capped_at_twenty),
         cmocka_unit_test(the_teardown_cancels_open_starts),
+        cmocka_unit_test(an_overlap_requirement_is_reached),
         cmocka_unit_test(same_seed_same_run_and_schedule_replays_it),
         cmocka_unit_test(a_hold_parks_the_thread_for_its_duration),
         cmocka_unit_test(an_until_hold_waits_for_the_other_event),
