@@ -10,6 +10,7 @@ runs in 3-7 s through this file (figures in docs/scenarios.md)."""
 import os
 import pathlib
 import re
+import sys
 
 import pytest
 
@@ -207,6 +208,10 @@ def test_list_and_bench():
     assert rc == 0 and "repair-started" in out and "try_cancel_pending" in out, out
     rc, out = run_bounded([harness(), "bench", "--seeds", "50"], 60)
     assert rc == 0 and "schedules/s" in out and "raw fiber switches/s" in out, out
+    # Linux has /proc/self/status: the peak RSS is read there, never "not read"
+    if sys.platform.startswith("linux"):
+        m = re.search(r"^  peak RSS \(VmHWM\): +([\d.]+) MiB", out, re.M)
+        assert m and float(m.group(1)) > 0, out
     # PCT against its bound, on bugs of depth 2 and 3
     for d in (2, 3):
         assert re.search(rf"^pct: depth-{d} bug, n=3 k=\d+: \d+/\d+ runs hit it \([\d.]+\)  bound 1/\(n k\^{d - 1}\)"

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "scn_ast.h"
+#include "scn_features.h"
 
 static scn_scenario *parse(const char *text, scn_error *e) {
     return scn_parse("t.scn", text, strlen(text), e);
@@ -200,6 +201,72 @@ static void bad_input_is_located(void **state) {
     expect_error("# purpose: x\nwork end\n", 2, 6, "reserved");
     expect_error("# purpose: x\nperiodic R\n", 2, 11, "period");
     expect_error("# purpose: x\nwait X\n", 2, 7, "event NAME");
+    /* the word that is no value, not the one after it */
+    expect_error("# purpose: x\nthread A\n  tick\nend\nexpect frob == 1\n", 5, 8, "unknown value 'frob'");
+    /* a name is at most SCN_NAME_MAX - 1 = 31 characters, and the message says so */
+    expect_error("# purpose: x\nwork W2345678901234567890123456789012\n", 2, 6, "at most 31)");
+    expect_error("# purpose: x\nwork 9W\n", 2, 6, "bad name '9W' for work (letters, digits, _; at most 31)");
+    expect_error("# purpose: x\nbuild turbo\nthread A\n  tick\nend\n", 2, 7, "unknown build 'turbo'");
+    expect_error("# purpose: x\npool default\npool default\n", 3, 6, "duplicate declaration of the default pool");
+    expect_error("# purpose: x\nthread A\n  await repair-ran count 1000001\nend\n", 3, 26,
+                 "count 1000001 is out of range (at most 1000000)");
+}
+
+/* A scenario's fail-fast is its outcome or its build (scn_features.c): a
+ * backend that cannot end the process declines either, and nothing else. */
+static void fail_fast_is_the_outcome_or_the_build(void **state) {
+    static const char body[] = "thread A\n  tick\nend\n";
+    static const char *const texts[] = {
+        "# purpose: x\n%s",
+        "# purpose: x\n%sexpect deadlock\n",
+        "# purpose: x\n%sexpect fail-fast\n",
+        "# purpose: x\nbuild fail-fast\n%s",
+    };
+    static const int want[] = {0, 0, -1, -1};
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        char text[256];
+        scn_error e;
+        scn_scenario *s;
+        snprintf(text, sizeof text, texts[i], body);
+        s = parse(text, &e);
+        if (!s) {
+            fail_msg("%d:%d: %s", e.line, e.col, e.msg);
+            return;
+        }
+        if (scn_feature_line(s, SCN_FEATURE_FAIL_FAST) != want[i])
+            fail_msg("%s: fail-fast feature line %d, expected %d", text, scn_feature_line(s, SCN_FEATURE_FAIL_FAST),
+                     want[i]);
+        scn_free(s);
+    }
+}
+
+/* One callback block for each of the most objects a scenario may have:
+ * every block is freed, and nothing past the last (ASan sees a read of one
+ * more). */
+static void the_most_callbacks_parse_and_free(void **state) {
+    static char text[256 * 40 + 64];
+    size_t n = 0;
+    int i;
+    scn_error e;
+    scn_scenario *s;
+    (void)state;
+    n += (size_t)snprintf(text + n, sizeof text - n, "# purpose: x\n");
+    for (i = 0; i < 256; i++) n += (size_t)snprintf(text + n, sizeof text - n, "work W%d\n", i);
+    for (i = 0; i < 256; i++) n += (size_t)snprintf(text + n, sizeof text - n, "callback W%d\n  tick\nend\n", i);
+    n += (size_t)snprintf(text + n, sizeof text - n, "thread A\n  tick\nend\n");
+    assert_true(n < sizeof text - 1);
+    s = parse(text, &e);
+    if (!s) {
+        fail_msg("%d:%d: %s", e.line, e.col, e.msg);
+        return;
+    }
+    assert_int_equal(s->nobjs, 256);
+    assert_int_equal(s->ncallbacks, 256);
+    assert_int_equal(s->callbacks[255].obj, 255);
+    assert_int_equal(s->callbacks[255].body.n, 1);
+    scn_free(s);
 }
 
 static void nul_and_huge_lines_are_refused_not_crashed(void **state) {
@@ -285,6 +352,8 @@ static void parses_requirements(void **state) {
     scn_free(s);
     expect_error("# purpose: x\nthread A\n  tick\nend\nrequire severed Q\n", 5, 17, "undefined pool");
     expect_error("# purpose: x\nthread A\n  tick\nend\nrequire trace nowhere\n", 5, 15, "unknown trace point");
+    expect_error("# purpose: x\nthread A\n  tick\nend\nrequire trace healer-tick pool default\n", 5, 27,
+                 "carries no pool");
     expect_error("# purpose: x\nthread A\n  tick\nend\nrequire overlap A\n", 5, 18, "thread or object");
     expect_error("# purpose: x\npool default start-delay 5\n", 2, 26, "unit");
 }
@@ -298,6 +367,8 @@ int main(void) {
         cmocka_unit_test(bad_input_is_located),
         cmocka_unit_test(nul_and_huge_lines_are_refused_not_crashed),
         cmocka_unit_test(every_corpus_file_parses),
+        cmocka_unit_test(fail_fast_is_the_outcome_or_the_build),
+        cmocka_unit_test(the_most_callbacks_parse_and_free),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -54,6 +54,9 @@ static void a_true_scenario_passes(void **state) {
     if (!r.passed) fail_msg("%s", r.failures);
     assert_int_equal(r.status, SCHED_OK);
     assert_non_null(r.schedule);
+    /* the scheduler's tally reaches the result: every choice point is a step */
+    assert_true(r.steps > 0);
+    assert_true(r.steps >= r.choice_points);
     assert_non_null(strstr(r.trace_tail, "heal/cancelled pool=default"));
     scn_run_out_free(&r);
     scn_free(s);
@@ -67,6 +70,52 @@ static void a_false_expectation_fails_with_its_line(void **state) {
     run(s, 1, 1, NULL, &r);
     assert_false(r.passed);
     assert_non_null(strstr(r.failures, "line 7: expect `calls ( W ) == 2` failed (left 1, right 2)"));
+    scn_run_out_free(&r);
+    scn_free(s);
+}
+
+/* The first 20 failed checks are listed, then one line says more were not
+ * shown, and a repeat stops once past 20 (scn_run_fail, scn_exec.c). */
+static void failures_are_capped_at_twenty(void **state) {
+    scn_scenario *s = parse("# purpose: x\nthread A\n  repeat 30\n    assert 1 == 2\n  end\nend\n");
+    scn_run_out r;
+    const char *q;
+    int listed = 0;
+    (void)state;
+    run(s, 1, 0, NULL, &r);
+    assert_false(r.passed);
+    for (q = r.failures; (q = strstr(q, "line 4: assert `1 == 2` failed")) != NULL; q++) listed++;
+    assert_int_equal(listed, 20);
+    q = strstr(r.failures, "(more failures not shown)\n");
+    assert_non_null(q);
+    assert_null(strstr(q + 1, "(more failures not shown)"));
+    scn_run_out_free(&r);
+    scn_free(s);
+}
+
+/* The teardown cancels every start an io still has open, then runs it
+ * down: the io oracle then finds each start completed or cancelled. */
+static void the_teardown_cancels_open_starts(void **state) {
+    scn_scenario *s = parse("# purpose: x\nio I\nthread A\n  start I\n  start I\nend\n");
+    scn_run_out r;
+    (void)state;
+    run(s, 1, 0, NULL, &r);
+    if (!r.passed) fail_msg("%s", r.failures);
+    scn_run_out_free(&r);
+    scn_free(s);
+}
+
+/* `require overlap A W`: A's wait is in flight while W's callback runs, and
+ * the run reports the requirement reached (scn_reach.c; ASan also watches
+ * the walk over the requirements). */
+static void an_overlap_requirement_is_reached(void **state) {
+    scn_scenario *s = parse("# purpose: x\nwork W\ncallback W\n  tick\nend\n"
+                            "thread A\n  submit W\n  wait W\nend\nrequire overlap A W\n");
+    scn_run_out r;
+    (void)state;
+    run(s, 1, 0, NULL, &r);
+    if (!r.passed) fail_msg("%s", r.failures);
+    assert_true(r.reached == 1);
     scn_run_out_free(&r);
     scn_free(s);
 }
@@ -188,6 +237,9 @@ int main(void) {
         cmocka_unit_test(a_true_scenario_passes),
         cmocka_unit_test(a_false_expectation_fails_with_its_line),
         cmocka_unit_test(a_wrong_result_fails),
+        cmocka_unit_test(failures_are_capped_at_twenty),
+        cmocka_unit_test(the_teardown_cancels_open_starts),
+        cmocka_unit_test(an_overlap_requirement_is_reached),
         cmocka_unit_test(same_seed_same_run_and_schedule_replays_it),
         cmocka_unit_test(a_hold_parks_the_thread_for_its_duration),
         cmocka_unit_test(an_until_hold_waits_for_the_other_event),

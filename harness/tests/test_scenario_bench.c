@@ -1,0 +1,81 @@
+/* The bench (scn_bench.c) with stand-ins through the linker's --wrap
+ * (CMakeLists.txt): its clock ticks once a scenario run begun and once a
+ * scenario freed, so a rate is exact and no real time is read, and scn_run
+ * can be made to refuse a run.
+ * - `bench --rate` (scn_bench_rate): the runs divided by the clock read
+ *   around exactly the timed runs -- not the untimed warm-up, not an empty
+ *   interval, not the freeing after them: one clock unit a run, the rate is 1
+ *   whatever the machine;
+ * - `bench` (scn_bench_main) exits 1 when the runner refuses a run, the DFS
+ *   search's included. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "rt_sched.h"
+#include "scn_ast.h"
+#include "scn_bench.h"
+#include "scn_run.h"
+
+double __wrap_sched_bench_seconds(void);
+void __real_scn_free(scn_scenario *s);
+void __wrap_scn_free(scn_scenario *s);
+int __real_scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out);
+int __wrap_scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out);
+
+static uint64_t runs_begun, freed;
+static bool refuse_dfs; /* scn_run refuses a run of the DFS strategy */
+
+double __wrap_sched_bench_seconds(void) {
+    return (double)(runs_begun + freed);
+}
+
+void __wrap_scn_free(scn_scenario *s) {
+    if (s) freed++;
+    __real_scn_free(s);
+}
+
+int __wrap_scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
+    runs_begun++;
+    if (refuse_dfs && o->strategy == SCHED_STRATEGY_DFS) {
+        memset(out, 0, sizeof *out);
+        out->bad_options = true;
+        return -1;
+    }
+    return __real_scn_run(s, o, out);
+}
+
+static void the_rate_is_the_timed_runs_over_their_clock(void **state) {
+    static const uint64_t seeds[] = {1, 5, 201};
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
+        uint64_t before = runs_begun;
+        double r = scn_bench_rate(seeds[i]);
+        /* the warm-up (up to 200 seeds) runs too, untimed */
+        assert_int_equal(runs_begun - before, seeds[i] + (seeds[i] < 200 ? seeds[i] : 200));
+        if (r != 1.0) fail_msg("%llu seeds: rate %g, expected 1 (a run per clock unit)", (unsigned long long)seeds[i], r);
+    }
+}
+
+static void a_refused_dfs_run_fails_the_bench(void **state) {
+    (void)state;
+    assert_int_equal(scn_bench_main(2), 0);
+    refuse_dfs = true;
+    assert_int_equal(scn_bench_main(2), 1);
+    refuse_dfs = false;
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(the_rate_is_the_timed_runs_over_their_clock),
+        cmocka_unit_test(a_refused_dfs_run_fails_the_bench),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    sched_release_cache();
+    return rc;
+}
