@@ -197,7 +197,7 @@ static void trailing_line_ends_are_ignored(void **state) {
         sched_options_default(&o);
         o.seed = 99;
         o.schedule = text;
-        if (sched_run(&o, counter_main, &b, &rb) != 0) fail_msg("tail %zu refused: %s", i, rb.reason);
+        if (sched_run(&o, counter_main, &b, &rb) != 0) fail_msg("tail %u refused: %s", (unsigned)i, rb.reason);
         assert_int_equal(rb.status, SCHED_OK);
         assert_int_equal(rb.interleaving_hash, ra.interleaving_hash);
         assert_int_equal(b.order, a.order);
