@@ -16,6 +16,10 @@ from sweep_kinds import parse_harness, pytest_kind, unit_kind
 from sweep_procs import run_bounded
 from sweep_results import Run
 
+# Unit tests whose races are deliberate (each report is checked by the test):
+# TSan must not end them at the first.
+RACES_ON_PURPOSE = frozenset({"test_race"})
+
 
 class Worker:
     """A copy of the tracked files and its own build directory."""
@@ -196,9 +200,12 @@ class Worker:
             env.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")
             env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
             # when the sanitizer build is a TSan one (mutants.py --sanitizer
-            # thread); its scenario runs report a race as the run's failure
-            # (docs/races.md), so TSan must not end the process at it
-            env.setdefault("TSAN_OPTIONS", "halt_on_error=0:exitcode=66" if c.name.endswith(".scn")
+            # thread): its scenario runs report a race as the run's failure
+            # (docs/races.md) and test_race checks each of its deliberate
+            # races' reports itself (as ci/test_races.py runs it), so TSan
+            # must not end either process at the first report
+            env.setdefault("TSAN_OPTIONS", "halt_on_error=0:exitcode=66"
+                           if c.name.endswith(".scn") or c.name in RACES_ON_PURPOSE
                            else "halt_on_error=1:exitcode=66")
         if c.kind == "pytest":
             # the suite's pytest driver, against this copy's build

@@ -161,6 +161,20 @@ static const char *thread_of(const sched_race *r, int tid) {
     return "an unnamed thread";
 }
 
+/* Removes each "dir/../" from a path in place: the sweep's copies compile
+ * through ccache's base_dir, so debug info names build-san/../src/x.c, which
+ * the source tree's prefix only matches once collapsed (a report must not
+ * depend on where the tree was built). */
+static void collapse_dotdot(char *path) {
+    char *p;
+    while ((p = strstr(path, "/../")) != NULL) {
+        char *seg = p;
+        while (seg > path && seg[-1] != '/') seg--;
+        if (seg == p || (p - seg == 2 && seg[0] == '.' && seg[1] == '.')) return; /* "/../" at the root, or "../../" */
+        memmove(seg, p + 4, strlen(p + 4) + 1);
+    }
+}
+
 /* "function file:line", the file relative to the source tree. */
 static void site(text *t, void *pc) {
     char buf[512];
@@ -184,6 +198,7 @@ static void site(text *t, void *pc) {
         *bar = '\0';
         line = bar + 1;
     }
+    collapse_dotdot(file);
     if (rl && strncmp(file, root, rl) == 0) file += rl;
     if (!*file || strcmp(file, "<null>") == 0) put(t, "%s", fn);
     else put(t, "%s %s:%s", fn, file, line);
