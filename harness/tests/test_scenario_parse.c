@@ -210,6 +210,24 @@ static void bad_input_is_located(void **state) {
     expect_error("# purpose: x\npool default\npool default\n", 3, 6, "duplicate declaration of the default pool");
     expect_error("# purpose: x\nthread A\n  await repair-ran count 1000001\nend\n", 3, 26,
                  "count 1000001 is out of range (at most 1000000)");
+    /* `window` is an option of arming a timer or a periodic only: on a wait or
+     * an io it is the unknown option, at the word (docs/scenarios.md's table) */
+    expect_error("# purpose: x\nevent E\nwait X event E\nthread A\n  arm X window 1ms\nend\n", 5, 9,
+                 "unknown option 'window' for arming a wait");
+    expect_error("# purpose: x\nio I\nthread A\n  start I window 1ms\nend\n", 4, 11,
+                 "unknown option 'window' for arming a io");
+}
+
+/* `arm R [after D] [window D]`: a periodic takes a window as a timer does */
+static void a_periodic_is_armed_with_a_window(void **state) {
+    scn_error e;
+    scn_scenario *s = parse("# purpose: x\nperiodic R period 10ms\nthread A\n  arm R after 2ms window 3ms\nend\n", &e);
+    (void)state;
+    if (!s) fail_msg("%d:%d: %s", e.line, e.col, e.msg);
+    assert_int_equal(s->threads[0].body.ops[0].kind, SCN_OP_ARM);
+    assert_int_equal(s->threads[0].body.ops[0].time, 2 * SCN_MS);
+    assert_int_equal(s->threads[0].body.ops[0].window, 3 * SCN_MS);
+    scn_free(s);
 }
 
 /* A scenario's fail-fast is its outcome or its build (scn_features.c): a
@@ -365,6 +383,7 @@ int main(void) {
         cmocka_unit_test(keywords_accept_dash_or_underscore),
         cmocka_unit_test(same_text_same_hash_other_text_other_hash),
         cmocka_unit_test(bad_input_is_located),
+        cmocka_unit_test(a_periodic_is_armed_with_a_window),
         cmocka_unit_test(nul_and_huge_lines_are_refused_not_crashed),
         cmocka_unit_test(every_corpus_file_parses),
         cmocka_unit_test(fail_fast_is_the_outcome_or_the_build),
