@@ -11,6 +11,7 @@
 
 #include "scn_ast.h"
 #include "scn_features.h"
+#include "scn_suggest.h"
 
 static scn_scenario *parse(const char *text, scn_error *e) {
     return scn_parse("t.scn", text, strlen(text), e);
@@ -230,6 +231,42 @@ static void a_periodic_is_armed_with_a_window(void **state) {
     scn_free(s);
 }
 
+/* Fills the stack below the caller's frame with one byte, so that a table the
+ * next call leaves unset reads as that byte, not as whatever ran before. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static void paint_stack(unsigned char v) {
+    volatile unsigned char area[256 * 1024];
+    size_t i;
+    for (i = 0; i < sizeof area; i++) area[i] = v;
+}
+
+/* "Did you mean" (scn_suggest.h): at most 2 edits and fewer than half the
+ * word's letters.  Both cases below delete letters from the front of the
+ * word, so they read the distance table's first column (a deletion of i
+ * letters costs i): set on every call, whatever the stack held before. */
+static void a_suggestion_counts_the_letters_deleted_from_the_front(void **state) {
+    static const char *const sleep_[] = {"sleep"}, *const ab[] = {"ab"};
+    static const unsigned char paints[] = {0x00, 0x01, 0x55, 0xff};
+    size_t k;
+    (void)state;
+    for (k = 0; k < sizeof paints; k++) {
+        const char *got;
+        paint_stack(paints[k]);
+        got = scn_suggest("xxxsleep", sleep_, 1); /* 3 deletions: too far */
+        if (got) fail_msg("stack 0x%02x: 'xxxsleep' -> '%s', expected no suggestion", paints[k], got);
+        paint_stack(paints[k]);
+        got = scn_suggest("xab", ab, 1); /* 1 deletion of 3 letters */
+        if (!got || strcmp(got, "ab") != 0)
+            fail_msg("stack 0x%02x: 'xab' -> %s, expected 'ab'", paints[k], got ? got : "(none)");
+        paint_stack(paints[k]);
+        got = scn_suggest("x-sleep", sleep_, 1); /* 2 deletions of 7 letters */
+        if (!got || strcmp(got, "sleep") != 0)
+            fail_msg("stack 0x%02x: 'x-sleep' -> %s, expected 'sleep'", paints[k], got ? got : "(none)");
+    }
+}
+
 /* A scenario's fail-fast is its outcome or its build (scn_features.c): a
  * backend that cannot end the process declines either, and nothing else. */
 static void fail_fast_is_the_outcome_or_the_build(void **state) {
@@ -384,6 +421,7 @@ int main(void) {
         cmocka_unit_test(same_text_same_hash_other_text_other_hash),
         cmocka_unit_test(bad_input_is_located),
         cmocka_unit_test(a_periodic_is_armed_with_a_window),
+        cmocka_unit_test(a_suggestion_counts_the_letters_deleted_from_the_front),
         cmocka_unit_test(nul_and_huge_lines_are_refused_not_crashed),
         cmocka_unit_test(every_corpus_file_parses),
         cmocka_unit_test(fail_fast_is_the_outcome_or_the_build),
