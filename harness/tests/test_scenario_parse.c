@@ -267,6 +267,36 @@ static void a_suggestion_counts_the_letters_deleted_from_the_front(void **state)
     }
 }
 
+/* `expect fail-fast [WORD] | deadlock | misuse [WORD]`: the word, when given,
+ * is kept as the part of the reason / report the run must mention. */
+static void an_outcome_keeps_its_word(void **state) {
+    static const struct {
+        const char *line;
+        scn_outcome outcome;
+        const char *word;
+    } cases[] = {
+        {"expect fail-fast overdue\n", SCN_OUTCOME_FAIL_FAST, "overdue"},
+        {"expect fail_fast\n", SCN_OUTCOME_FAIL_FAST, ""},
+        {"expect misuse completion\n", SCN_OUTCOME_MISUSE, "completion"},
+        {"expect misuse\n", SCN_OUTCOME_MISUSE, ""},
+        {"expect deadlock\n", SCN_OUTCOME_DEADLOCK, ""},
+    };
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[256];
+        scn_error e;
+        scn_scenario *s;
+        snprintf(text, sizeof text, "# purpose: x\nthread A\n  tick\nend\n%s", cases[i].line);
+        s = parse(text, &e);
+        if (!s) fail_msg("%s: %d:%d: %s", cases[i].line, e.line, e.col, e.msg);
+        assert_int_equal(s->outcome, cases[i].outcome);
+        if (strcmp(s->outcome_text, cases[i].word) != 0)
+            fail_msg("%s: outcome word '%s', expected '%s'", cases[i].line, s->outcome_text, cases[i].word);
+        scn_free(s);
+    }
+}
+
 /* A scenario's fail-fast is its outcome or its build (scn_features.c): a
  * backend that cannot end the process declines either, and nothing else. */
 static void fail_fast_is_the_outcome_or_the_build(void **state) {
@@ -425,6 +455,7 @@ int main(void) {
         cmocka_unit_test(nul_and_huge_lines_are_refused_not_crashed),
         cmocka_unit_test(every_corpus_file_parses),
         cmocka_unit_test(fail_fast_is_the_outcome_or_the_build),
+        cmocka_unit_test(an_outcome_keeps_its_word),
         cmocka_unit_test(the_most_callbacks_parse_and_free),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
