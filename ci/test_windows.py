@@ -268,6 +268,24 @@ def test_realpool_runs_a_healer_scenario_only_first_in_its_process(wine_realpool
                      r"one seed per process\)", out, re.M), out[-3000:]
 
 
+@pytest.mark.windows
+def test_realpool_later_runs_of_a_process_skip_the_healers_pool(wine_realpool, realpool_list):
+    """The real pool's process outlives its runs and so does the healer: its
+    pool's key is learnt when it starts (the first run) and kept for the runs
+    after it (scn_run.c's kept_healer_key), whose after-teardown oracle must
+    skip that pool's entry (docs/scenarios.md: after teardown the registry
+    holds no entry but the healer's own pool).  A scenario that cancels
+    (starting the healer) and reads nothing of it runs 3 seeds in one process."""
+    name = "try-cancel-disarms-unsignalled-wait.scn"
+    assert realpool_list.get(name, "missing") is None, f"{name} not runnable: {realpool_list.get(name)}"
+    assert not HEALER_ONCE.search((REPO / "scenarios" / name).read_text())
+    rc, out = realpool(wine_realpool, "run", f"scenarios/{name}", "--seeds", "3", "--first-seed", "0",
+                       timeout=120)
+    assert "remains after every object was closed" not in out, out[-3000:]
+    assert rc == 0 and re.search(rf"^PASS scenarios/{re.escape(name)}\s+runs=3 failures=0 ", out, re.M), \
+        f"exit {rc}:\n{out[-3000:]}"
+
+
 # At most this many scenario processes at once: a run mostly sleeps (its
 # settles are real time), so the 19 runs take ~40 s this way instead of ~110 s
 # one after another, and the overdue-* ones (~20 s each) overlap the rest.

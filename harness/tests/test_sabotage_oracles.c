@@ -71,6 +71,26 @@ static void unhealed_pool_at_quiescence_is_reported(void **state) {
         "no repair started after its last cancellation");
 }
 
+/* The same held repair leaves the default pool's entry in the registry after
+ * teardown (it stays while unhealed), and the after-teardown oracle names it.
+ * That entry is the registry's first -- created by main before any
+ * cancellation starts the healer, whose own pool's entry comes after it -- so
+ * the oracle must walk the registry from its first entry. */
+static void an_entry_left_after_teardown_is_reported(void **state) {
+    (void)state;
+    expect_every_run_reports(
+        "# purpose: self-test: an entry left after teardown trips the registry oracle\n"
+        "hold repair-submitted pool default for 30s\n"
+        "event E manual\n"
+        "wait X event E\n"
+        "thread A\n"
+        "  arm X\n"
+        "  signal E\n"
+        "  try_cancel_pending X\n"
+        "end\n",
+        "oracle: registry entry for pool default remains after every object was closed");
+}
+
 /* A scenario's own expectation that does not hold is a failure. */
 static void a_false_expectation_is_reported(void **state) {
     (void)state;
@@ -88,6 +108,7 @@ static void a_false_expectation_is_reported(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(unhealed_pool_at_quiescence_is_reported),
+        cmocka_unit_test(an_entry_left_after_teardown_is_reported),
         cmocka_unit_test(a_false_expectation_is_reported),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

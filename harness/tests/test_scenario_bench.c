@@ -7,7 +7,10 @@
  *   interval, not the freeing after them: one clock unit a run, the rate is 1
  *   whatever the machine;
  * - `bench` (scn_bench_main) exits 1 when the runner refuses a run, the DFS
- *   search's included. */
+ *   search's included;
+ * - its two `pct: depth-d bug` lines run PCT on the depth-2 bug 4,000 times
+ *   and on the depth-3 bug 40,000 times, at that depth (harness/sched/README.md:
+ *   the counts are chosen so the bound predicts >= 20 hits). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,6 +29,10 @@ void __real_scn_free(scn_scenario *s);
 void __wrap_scn_free(scn_scenario *s);
 int __real_scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out);
 int __wrap_scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out);
+int __real_sched_bench_pct(unsigned bug_depth, unsigned pct_depth, uint64_t runs, uint64_t first_seed,
+                           sched_bench_pct_out *out);
+int __wrap_sched_bench_pct(unsigned bug_depth, unsigned pct_depth, uint64_t runs, uint64_t first_seed,
+                           sched_bench_pct_out *out);
 
 static uint64_t runs_begun, freed;
 static bool refuse_dfs; /* scn_run refuses a run of the DFS strategy */
@@ -49,6 +56,24 @@ int __wrap_scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *ou
     return __real_scn_run(s, o, out);
 }
 
+/* the PCT measurements the bench asked for, in order */
+static struct {
+    unsigned bug_depth, pct_depth;
+    uint64_t runs;
+} pct_calls[8];
+static size_t npct_calls;
+
+int __wrap_sched_bench_pct(unsigned bug_depth, unsigned pct_depth, uint64_t runs, uint64_t first_seed,
+                           sched_bench_pct_out *out) {
+    if (npct_calls < sizeof pct_calls / sizeof pct_calls[0]) {
+        pct_calls[npct_calls].bug_depth = bug_depth;
+        pct_calls[npct_calls].pct_depth = pct_depth;
+        pct_calls[npct_calls].runs = runs;
+    }
+    npct_calls++;
+    return __real_sched_bench_pct(bug_depth, pct_depth, runs, first_seed, out);
+}
+
 static void the_rate_is_the_timed_runs_over_their_clock(void **state) {
     static const uint64_t seeds[] = {1, 5, 201};
     size_t i;
@@ -70,10 +95,24 @@ static void a_refused_dfs_run_fails_the_bench(void **state) {
     refuse_dfs = false;
 }
 
+static void the_pct_lines_run_the_documented_counts(void **state) {
+    (void)state;
+    npct_calls = 0;
+    assert_int_equal(scn_bench_main(2), 0);
+    assert_int_equal(npct_calls, 2);
+    assert_int_equal(pct_calls[0].bug_depth, 2);
+    assert_int_equal(pct_calls[0].pct_depth, 2);
+    assert_int_equal(pct_calls[0].runs, 4000);
+    assert_int_equal(pct_calls[1].bug_depth, 3);
+    assert_int_equal(pct_calls[1].pct_depth, 3);
+    assert_int_equal(pct_calls[1].runs, 40000);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_rate_is_the_timed_runs_over_their_clock),
         cmocka_unit_test(a_refused_dfs_run_fails_the_bench),
+        cmocka_unit_test(the_pct_lines_run_the_documented_counts),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     sched_release_cache();

@@ -11,6 +11,7 @@
 
 #include "scn_ast.h"
 #include "scn_features.h"
+#include "scn_suggest.h"
 
 static scn_scenario *parse(const char *text, scn_error *e) {
     return scn_parse("t.scn", text, strlen(text), e);
@@ -210,6 +211,90 @@ static void bad_input_is_located(void **state) {
     expect_error("# purpose: x\npool default\npool default\n", 3, 6, "duplicate declaration of the default pool");
     expect_error("# purpose: x\nthread A\n  await repair-ran count 1000001\nend\n", 3, 26,
                  "count 1000001 is out of range (at most 1000000)");
+    /* `window` is an option of arming a timer or a periodic only: on a wait or
+     * an io it is the unknown option, at the word (docs/scenarios.md's table) */
+    expect_error("# purpose: x\nevent E\nwait X event E\nthread A\n  arm X window 1ms\nend\n", 5, 9,
+                 "unknown option 'window' for arming a wait");
+    expect_error("# purpose: x\nio I\nthread A\n  start I window 1ms\nend\n", 4, 11,
+                 "unknown option 'window' for arming a io");
+}
+
+/* `arm R [after D] [window D]`: a periodic takes a window as a timer does */
+static void a_periodic_is_armed_with_a_window(void **state) {
+    scn_error e;
+    scn_scenario *s = parse("# purpose: x\nperiodic R period 10ms\nthread A\n  arm R after 2ms window 3ms\nend\n", &e);
+    (void)state;
+    if (!s) fail_msg("%d:%d: %s", e.line, e.col, e.msg);
+    assert_int_equal(s->threads[0].body.ops[0].kind, SCN_OP_ARM);
+    assert_int_equal(s->threads[0].body.ops[0].time, 2 * SCN_MS);
+    assert_int_equal(s->threads[0].body.ops[0].window, 3 * SCN_MS);
+    scn_free(s);
+}
+
+/* Fills the stack below the caller's frame with one byte, so that a table the
+ * next call leaves unset reads as that byte, not as whatever ran before. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static void paint_stack(unsigned char v) {
+    volatile unsigned char area[256 * 1024];
+    size_t i;
+    for (i = 0; i < sizeof area; i++) area[i] = v;
+}
+
+/* "Did you mean" (scn_suggest.h): at most 2 edits and fewer than half the
+ * word's letters.  Both cases below delete letters from the front of the
+ * word, so they read the distance table's first column (a deletion of i
+ * letters costs i): set on every call, whatever the stack held before. */
+static void a_suggestion_counts_the_letters_deleted_from_the_front(void **state) {
+    static const char *const sleep_[] = {"sleep"}, *const ab[] = {"ab"};
+    static const unsigned char paints[] = {0x00, 0x01, 0x55, 0xff};
+    size_t k;
+    (void)state;
+    for (k = 0; k < sizeof paints; k++) {
+        const char *got;
+        paint_stack(paints[k]);
+        got = scn_suggest("xxxsleep", sleep_, 1); /* 3 deletions: too far */
+        if (got) fail_msg("stack 0x%02x: 'xxxsleep' -> '%s', expected no suggestion", paints[k], got);
+        paint_stack(paints[k]);
+        got = scn_suggest("xab", ab, 1); /* 1 deletion of 3 letters */
+        if (!got || strcmp(got, "ab") != 0)
+            fail_msg("stack 0x%02x: 'xab' -> %s, expected 'ab'", paints[k], got ? got : "(none)");
+        paint_stack(paints[k]);
+        got = scn_suggest("x-sleep", sleep_, 1); /* 2 deletions of 7 letters */
+        if (!got || strcmp(got, "sleep") != 0)
+            fail_msg("stack 0x%02x: 'x-sleep' -> %s, expected 'sleep'", paints[k], got ? got : "(none)");
+    }
+}
+
+/* `expect fail-fast [WORD] | deadlock | misuse [WORD]`: the word, when given,
+ * is kept as the part of the reason / report the run must mention. */
+static void an_outcome_keeps_its_word(void **state) {
+    static const struct {
+        const char *line;
+        scn_outcome outcome;
+        const char *word;
+    } cases[] = {
+        {"expect fail-fast overdue\n", SCN_OUTCOME_FAIL_FAST, "overdue"},
+        {"expect fail_fast\n", SCN_OUTCOME_FAIL_FAST, ""},
+        {"expect misuse completion\n", SCN_OUTCOME_MISUSE, "completion"},
+        {"expect misuse\n", SCN_OUTCOME_MISUSE, ""},
+        {"expect deadlock\n", SCN_OUTCOME_DEADLOCK, ""},
+    };
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[256];
+        scn_error e;
+        scn_scenario *s;
+        snprintf(text, sizeof text, "# purpose: x\nthread A\n  tick\nend\n%s", cases[i].line);
+        s = parse(text, &e);
+        if (!s) fail_msg("%s: %d:%d: %s", cases[i].line, e.line, e.col, e.msg);
+        assert_int_equal(s->outcome, cases[i].outcome);
+        if (strcmp(s->outcome_text, cases[i].word) != 0)
+            fail_msg("%s: outcome word '%s', expected '%s'", cases[i].line, s->outcome_text, cases[i].word);
+        scn_free(s);
+    }
 }
 
 /* A scenario's fail-fast is its outcome or its build (scn_features.c): a
@@ -365,9 +450,12 @@ int main(void) {
         cmocka_unit_test(keywords_accept_dash_or_underscore),
         cmocka_unit_test(same_text_same_hash_other_text_other_hash),
         cmocka_unit_test(bad_input_is_located),
+        cmocka_unit_test(a_periodic_is_armed_with_a_window),
+        cmocka_unit_test(a_suggestion_counts_the_letters_deleted_from_the_front),
         cmocka_unit_test(nul_and_huge_lines_are_refused_not_crashed),
         cmocka_unit_test(every_corpus_file_parses),
         cmocka_unit_test(fail_fast_is_the_outcome_or_the_build),
+        cmocka_unit_test(an_outcome_keeps_its_word),
         cmocka_unit_test(the_most_callbacks_parse_and_free),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
