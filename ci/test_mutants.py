@@ -495,6 +495,20 @@ def test_a_samples_score_carries_its_wilson_interval():
     assert c["score"] == 50.0 and c["interval95"] == mutants.wilson_interval(1, 2)
 
 
+def test_declarations_of_any_type_name_are_not_statements():
+    """`sched_lock *sl;`, `sim_packet copy = *pk;`, `sim_obj *o = pk->obj;`: a
+    name, stars and a name then `;`, `=`, `,` or `[` declares whatever the type
+    is called (as an expression it would be a product with no effect, or an
+    assignment to one), so no statement mutant is made of it; a fresh
+    harness/sched sample had drawn a swap of two such lines."""
+    text = ("void f(sched *s, sim_packet *pk)\n{\n    sched_lock *sl;\n    sched_waitq *sq;\n"
+            "    sim_packet copy = *pk;\n    sim_obj *o = pk->obj;\n    a = b * c;\n    g(s);\n}\n")
+    ms = by_id(mutagen.generate("y.c", text))
+    assert not any(m.line in (3, 4, 5, 6) and m.operator in ("stmt-delete", "stmt-swap") for m in ms.values()), \
+        sorted(ms)
+    assert "y.c:8:5:call-delete" in ms and "y.c:7:5:stmt-delete" in ms
+
+
 def test_pointer_declarations_are_not_statements():
     """`tph_pool_entry *e;` is a declaration: deleting it cannot compile and
     moving it past a statement changes nothing (C11), so neither is made."""

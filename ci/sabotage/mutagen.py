@@ -260,7 +260,7 @@ def _statements(toks, lines):
         # inside a function body (file scope holds no statements)
         starts = depth_at[i] > 0 and prev is not None and prev.text in (";", "{", "}")
         if not starts or t.kind != "ident" or t.text in NOT_STATEMENT_START \
-                or TYPE_SUFFIX_RE.match(t.text) and _declares(toks, i):
+                or _declares(toks, i):
             i += 1
             continue
         # find the ';' ending it, on the same line, brackets balanced
