@@ -41,6 +41,16 @@ static void body_io(void) {
     CHECK(sim_io_complete(f, &ov2, 0, 7));
     CHECK(simt_until(simt_obj_freed, io));
     CHECK(tph_os_load32(&g_count.n) == 2);
+    /* A completion on a file no io object is bound to is misuse, and names
+     * the file. */
+    void *lone = sim_file_create();
+    CHECK(!sim_io_complete(lone, &ov1, 0, 1));
+    CHECK(sim_misuse_count() == 3);
+    sim_misuse m;
+    CHECK(sim_misuse_get(2, &m) && strcmp(m.call, "sim_io_complete") == 0);
+    char buf[256];
+    sim_misuse_format(&m, buf, sizeof buf);
+    CHECK(strstr(buf, "no io object bound to the file") != NULL);
 }
 static void test_io_accounting(void **st) {
     (void)st;
