@@ -225,6 +225,11 @@ static void body_force_retire(void) {
     sim_pool_retire_idle_workers(NULL);
     sim_pool_stats ps = simt_pool(NULL);
     CHECK(ps.started_workers == 0 && ps.workers == 0 && ps.workers_retired >= 1);
+    /* The retired worker, woken, exits: it does not go idle again. */
+    simt_settle();
+    ps = simt_pool(NULL);
+    CHECK(ps.workers == 0 && ps.idle_workers == 0 && ps.started_workers == 0);
+    CHECK(ps.workers_retired == ps.workers_created);
 }
 static void test_pool_force_retire(void **st) {
     (void)st;
