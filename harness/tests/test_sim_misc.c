@@ -367,7 +367,7 @@ static void TPH_OS_CALLBACK first_nop_wait(tph_os_instance *i, void *c, tph_os_w
 }
 typedef enum {
     FIRST_EVENT, FIRST_GROUP, FIRST_FILE, FIRST_IO_COMPLETE, FIRST_IO_WAIT, FIRST_IO_CLOSE, FIRST_OBJECT_HANDLE, FIRST_POOL,
-    FIRST_POOL_COUNT, FIRST_MISUSE_COUNT, FIRST_TIMER, FIRST_WAIT, FIRST_WORK, FIRST_COUNT
+    FIRST_POOL_COUNT, FIRST_MISUSE_COUNT, FIRST_TIMER, FIRST_WAIT, FIRST_WORK, FIRST_GROUP_CLOSE, FIRST_COUNT
 } first_call;
 static first_call g_first;
 static void first_call_main(void *arg) {
@@ -435,6 +435,10 @@ static void first_call_main(void *arg) {
         tph_os_work_close(w);
         break;
     }
+    case FIRST_GROUP_CLOSE:
+        tph_os_group_close(NULL);
+        want_call = "CloseThreadpoolCleanupGroup";
+        break;
     case FIRST_COUNT:
         break;
     }
