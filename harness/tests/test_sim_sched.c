@@ -246,6 +246,63 @@ static void test_sched_every_seam_atomic_is_one_point(void **st) {
     }
 }
 
+/* Every seam atomic that writes tells the partial-order reduction so
+ * (rt_access RT_WRITE): a thread that reads the same word then races with
+ * it, and a DFS with POR still finds both outcomes, the read before the
+ * write and after it.  A write hidden from the reduction makes the two look
+ * independent, and the search runs one order only. */
+static volatile uint32_t g_wr_saw_changed, g_wr_saw_unchanged;
+static void wr_reader(void *arg) {
+    bool changed;
+    switch ((atomic_call)(uintptr_t)arg) {
+    case AC_STORE32: case AC_FETCH_ADD32: case AC_FETCH_SUB32: case AC_CAS32:
+        changed = tph_os_load32(&g_a32) != 0;
+        break;
+    case AC_STORE_PTR: case AC_CAS_PTR:
+        changed = tph_os_load_ptr(&g_aptr) != NULL;
+        break;
+    default:
+        changed = tph_os_load64(&g_a64) != 0;
+        break;
+    }
+    if (changed) g_wr_saw_changed = 1;
+    else g_wr_saw_unchanged = 1;
+}
+static void wr_main(void *arg) { /* nobody joins: a join would race with the exits and reorder them */
+    (void)rt_spawn("writer", one_atomic, arg, false);
+    (void)rt_spawn("reader", wr_reader, arg, false);
+}
+static void test_sched_every_seam_write_races_a_read(void **st) {
+    (void)st;
+    static const atomic_call writes[] = {AC_STORE32, AC_FETCH_ADD32, AC_FETCH_SUB32, AC_CAS32, AC_STORE64,
+                                         AC_FETCH_ADD64, AC_FETCH_SUB64, AC_CAS64, AC_FETCH_MAX64, AC_STORE_PTR,
+                                         AC_CAS_PTR};
+    for (size_t i = 0; i < sizeof writes / sizeof writes[0]; i++) {
+        g_wr_saw_changed = g_wr_saw_unchanged = 0;
+        sched_dfs *d = sched_dfs_new(2);
+        assert_non_null(d);
+        sched_dfs_set_por(d, true);
+        do {
+            g_a32 = 0;
+            g_a64 = 0;
+            g_aptr = NULL;
+            sched_options o;
+            sched_result r;
+            sched_options_default(&o);
+            o.strategy = SCHED_STRATEGY_DFS;
+            o.dfs = d;
+            assert_int_equal(sched_run(&o, wr_main, (void *)(uintptr_t)writes[i], &r), 0);
+            assert_int_equal(r.status, SCHED_OK);
+            sched_result_free(&r);
+        } while (sched_dfs_advance(d) && sched_dfs_runs(d) < 20000);
+        assert_null(sched_dfs_error(d));
+        assert_true(sched_dfs_complete(d));
+        sched_dfs_free(d);
+        if (!g_wr_saw_changed || !g_wr_saw_unchanged)
+            fail_msg("atomic call %d: the read saw %s only", (int)writes[i], g_wr_saw_changed ? "the write" : "no write");
+    }
+}
+
 /* A model call is one atomic step of the model: what it records and what
  * it changes happen together, inside its critical section, so no other
  * thread sees one without the other, nor the call's effect while the caller
@@ -432,6 +489,7 @@ int main(void) {
         cmocka_unit_test(test_sched_idle_timeout_virtual),
         cmocka_unit_test(test_sched_timer_window_seeded),
         cmocka_unit_test(test_sched_every_seam_atomic_is_one_point),
+        cmocka_unit_test(test_sched_every_seam_write_races_a_read),
         cmocka_unit_test(test_sched_misuse_report_is_atomic_with_the_call),
         cmocka_unit_test(test_sched_private_stall_set_inside_its_lock),
         cmocka_unit_test(test_sched_free_recorded_in_its_step),
