@@ -198,6 +198,7 @@ static void body_group_member_closed(void) {
     CHECK(simt_obj(s.timer).group_id == simt_obj(s.g).id);
     tph_os_timer_close(s.timer);
     CHECK(simt_obj(s.timer).group_id == 0); /* 0: in no group */
+    CHECK(simt_obj(s.timer).freed);         /* disarmed, nothing queued: freed at once */
     simt_unblock(&s.b);
     tph_os_group_close_members(s.g, true, NULL);
     CHECK(tph_os_load32(&g_cancel_calls) == 2);
