@@ -750,6 +750,41 @@ static void por_counts_each_race_once(void **state) {
     sched_dfs_free(d);
 }
 
+/* A timed wait reads virtual time, which every step may move: its step is
+ * taken to depend on everything.  Main, holding L, spawns A and waits on q
+ * until a deadline nobody beats; A writes x, which the wait never touches.
+ * At bound 0 main keeps the CPU through its wait: 1 trace.  At bounds 1-2
+ * A's step races with the wait's (sched_por_clock: the wait writes every
+ * key), so the reduction also runs A first, a preemption: 2 traces.  Were
+ * the wait taken for its lock and queue alone, A's write would be
+ * independent of it and one trace would stand for both. */
+typedef struct timed_wait {
+    rt_lock lock;
+    rt_waitq q;
+    uint32_t x;
+} timed_wait;
+static void tmw_a(void *p) { rt_access(&((timed_wait *)p)->x, RT_WRITE); }
+static void tmw_main(void *p) {
+    timed_wait *t = (timed_wait *)p;
+    rt_lock_acquire(&t->lock);
+    (void)rt_spawn("a", tmw_a, p, false);
+    (void)rt_wait(&t->q, &t->lock, 10, "nobody");
+    rt_lock_release(&t->lock);
+}
+static void tmw_reset(void *p) { memset(p, 0, sizeof(timed_wait)); }
+
+static void por_takes_a_timed_wait_for_dependent_on_everything(void **state) {
+    static const uint64_t want[] = {1, 2, 2};
+    timed_wait t;
+    unsigned b;
+    (void)state;
+    for (b = 0; b <= 2; b++) {
+        por_stats st = explore_por(b, true, tmw_main, &t, tmw_reset, NULL);
+        assert_true(st.complete);
+        assert_int_equal(st.traces, want[b]);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(dfs_counts_a_spawn_and_a_yield_by_hand),
@@ -767,6 +802,7 @@ int main(void) {
         cmocka_unit_test(por_runs_the_thread_an_ending_step_cuts_off),
         cmocka_unit_test(por_holds_64_threads),
         cmocka_unit_test(por_counts_each_race_once),
+        cmocka_unit_test(por_takes_a_timed_wait_for_dependent_on_everything),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     sched_release_cache();
