@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "sched_dfs.h"
+#include "sched_dfs_internal.h" /* a node's records (por_keeps_one_record_per_explored_thread) */
 #include "test_sched_util.h"
 
 static char *copy_text(const char *s) {
@@ -750,6 +751,95 @@ static void por_counts_each_race_once(void **state) {
     sched_dfs_free(d);
 }
 
+/* A timed wait reads virtual time, which every step may move: its step is
+ * taken to depend on everything.  Main, holding L, spawns A and waits on q
+ * until a deadline nobody beats; A writes x, which the wait never touches.
+ * At bound 0 main keeps the CPU through its wait: 1 trace.  At bounds 1-2
+ * A's step races with the wait's (sched_por_clock: the wait writes every
+ * key), so the reduction also runs A first, a preemption: 2 traces.  Were
+ * the wait taken for its lock and queue alone, A's write would be
+ * independent of it and one trace would stand for both. */
+typedef struct timed_wait {
+    rt_lock lock;
+    rt_waitq q;
+    uint32_t x;
+} timed_wait;
+static void tmw_a(void *p) { rt_access(&((timed_wait *)p)->x, RT_WRITE); }
+static void tmw_main(void *p) {
+    timed_wait *t = (timed_wait *)p;
+    rt_lock_acquire(&t->lock);
+    (void)rt_spawn("a", tmw_a, p, false);
+    (void)rt_wait(&t->q, &t->lock, 10, "nobody");
+    rt_lock_release(&t->lock);
+}
+static void tmw_reset(void *p) { memset(p, 0, sizeof(timed_wait)); }
+
+static void por_takes_a_timed_wait_for_dependent_on_everything(void **state) {
+    static const uint64_t want[] = {1, 2, 2};
+    timed_wait t;
+    unsigned b;
+    (void)state;
+    for (b = 0; b <= 2; b++) {
+        por_stats st = explore_por(b, true, tmw_main, &t, tmw_reset, NULL);
+        assert_true(st.complete);
+        assert_int_equal(st.traces, want[b]);
+    }
+}
+
+/* A POR node keeps its arrival sleep set and then one record per thread
+ * explored from it (sched_dfs_internal.h), updated, never appended again,
+ * when a later run replays the same pick: three threads of four yielding
+ * writes to one word, 158 runs at bound 2, and after every run no node of
+ * the prefix holds two records of one thread (nor more than its options). */
+typedef struct three_writers {
+    uint32_t x;
+} three_writers;
+static void thw_t(void *p) {
+    int i;
+    for (i = 0; i < 4; i++) {
+        rt_yield();
+        rt_access(&((three_writers *)p)->x, RT_WRITE);
+    }
+}
+static void thw_main(void *p) {
+    (void)rt_spawn("a", thw_t, p, false);
+    (void)rt_spawn("b", thw_t, p, false);
+    (void)rt_spawn("c", thw_t, p, false);
+}
+
+static void por_keeps_one_record_per_explored_thread(void **state) {
+    three_writers w;
+    sched_dfs *d = sched_dfs_new(2);
+    uint64_t replayed = 0;
+    (void)state;
+    assert_non_null(d);
+    sched_dfs_set_por(d, true);
+    do {
+        sched_options o;
+        sched_result r;
+        size_t k;
+        sched_options_default(&o);
+        o.strategy = SCHED_STRATEGY_DFS;
+        o.dfs = d;
+        assert_int_equal(sched_run(&o, thw_main, &w, &r), 0);
+        assert_int_equal(r.status, SCHED_OK);
+        sched_result_free(&r);
+        for (k = 0; k < d->len; k++) {
+            const dfs_node *x = &d->nodes[k];
+            unsigned i, j;
+            if (x->kind != SCHED_ITEM_PICK) continue;
+            assert_true((unsigned)(x->nent - x->nsleep) <= popcount64(x->opts));
+            for (i = x->nsleep; i < x->nent; i++)
+                for (j = i + 1; j < x->nent; j++) assert_int_not_equal(x->ent[i].thread, x->ent[j].thread);
+            replayed += x->nent - x->nsleep > 1;
+        }
+    } while (sched_dfs_advance(d));
+    assert_true(sched_dfs_complete(d));
+    assert_int_equal(sched_dfs_runs(d), 158);
+    assert_true(replayed > 0); /* nodes with two explored threads were seen */
+    sched_dfs_free(d);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(dfs_counts_a_spawn_and_a_yield_by_hand),
@@ -767,6 +857,8 @@ int main(void) {
         cmocka_unit_test(por_runs_the_thread_an_ending_step_cuts_off),
         cmocka_unit_test(por_holds_64_threads),
         cmocka_unit_test(por_counts_each_race_once),
+        cmocka_unit_test(por_takes_a_timed_wait_for_dependent_on_everything),
+        cmocka_unit_test(por_keeps_one_record_per_explored_thread),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     sched_release_cache();

@@ -221,6 +221,32 @@ static void a_divergence_lists_the_runnable_threads(void **state) {
     sched_result_free(&r);
 }
 
+/* A recorded rt_choose value at or past the call's bound is a divergence,
+ * never a value handed to the program. */
+static uint32_t chose;
+static void choose_once(void *p) {
+    (void)p;
+    chose = rt_choose(3);
+}
+
+static void replay_of_an_out_of_range_choice_diverges(void **state) {
+    sched_options o;
+    sched_result r;
+    (void)state;
+    sched_options_default(&o);
+    o.schedule = "T1:=1";
+    chose = 99;
+    assert_int_equal(sched_run(&o, choose_once, NULL, &r), 0);
+    assert_int_equal(r.status, SCHED_OK);
+    assert_int_equal(chose, 1);
+    sched_result_free(&r);
+    o.schedule = "T1:=5";
+    sched_run(&o, choose_once, NULL, &r);
+    assert_int_equal(r.status, SCHED_REPLAY_DIVERGED);
+    assert_non_null(strstr(r.reason, "recorded rt_choose value 5 is out of range for rt_choose(3)"));
+    sched_result_free(&r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(replay_reproduces_the_run_whatever_the_seed),
@@ -232,6 +258,7 @@ int main(void) {
         cmocka_unit_test(bad_schedule_strings_are_rejected_with_a_column),
         cmocka_unit_test(trailing_line_ends_are_ignored),
         cmocka_unit_test(a_divergence_lists_the_runnable_threads),
+        cmocka_unit_test(replay_of_an_out_of_range_choice_diverges),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     sched_release_cache();
