@@ -368,13 +368,14 @@ static void TPH_OS_CALLBACK first_nop_wait(tph_os_instance *i, void *c, tph_os_w
 }
 typedef enum {
     FIRST_EVENT, FIRST_GROUP, FIRST_FILE, FIRST_IO_COMPLETE, FIRST_IO_WAIT, FIRST_IO_CLOSE, FIRST_OBJECT_HANDLE, FIRST_POOL,
-    FIRST_POOL_COUNT, FIRST_MISUSE_COUNT, FIRST_TIMER, FIRST_WAIT, FIRST_WORK, FIRST_GROUP_CLOSE, FIRST_COUNT
+    FIRST_POOL_COUNT, FIRST_MISUSE_COUNT, FIRST_TIMER, FIRST_WAIT, FIRST_WORK, FIRST_GROUP_CLOSE, FIRST_POOL_SET_MAX, FIRST_COUNT
 } first_call;
 static first_call g_first;
 static void first_call_main(void *arg) {
     (void)arg;
     CHECK(!sim_process_active());
     const char *want_call = NULL; /* a call on a null handle: its one misuse report */
+    const char *want_problem = "null handle";
     switch (g_first) {
     case FIRST_EVENT: {
         tph_os_event *e = tph_os_event_create(true, false);
@@ -440,13 +441,18 @@ static void first_call_main(void *arg) {
         tph_os_group_close(NULL);
         want_call = "CloseThreadpoolCleanupGroup";
         break;
+    case FIRST_POOL_SET_MAX: /* the default pool's maximum is not the caller's to set */
+        tph_os_pool_set_max(NULL, 1);
+        want_call = "SetThreadpoolThreadMaximum";
+        want_problem = "default pool";
+        break;
     case FIRST_COUNT:
         break;
     }
     CHECK(sim_process_active());
     CHECK(sim_misuse_count() == (want_call ? 1u : 0u));
     sim_misuse m;
-    if (want_call) CHECK(sim_misuse_get(0, &m) && strcmp(m.call, want_call) == 0 && strcmp(m.problem, "null handle") == 0);
+    if (want_call) CHECK(sim_misuse_get(0, &m) && strcmp(m.call, want_call) == 0 && strcmp(m.problem, want_problem) == 0);
     sim_process_end();
 }
 static void test_first_call_begins_process(void **st) {
