@@ -272,6 +272,38 @@ static void wr_main(void *arg) { /* nobody joins: a join would race with the exi
     (void)rt_spawn("writer", one_atomic, arg, false);
     (void)rt_spawn("reader", wr_reader, arg, false);
 }
+/* Every interleaving of main_fn at <= 2 preemptions (the reduction on or
+ * off): `before` resets what a run writes, `outcome` reads what it saw; a
+ * run ends its process if it began one. */
+typedef void (*dfs_outcome_fn)(void);
+static void dfs_every_interleaving(rt_thread_fn main_fn, void *arg, bool por, dfs_outcome_fn before,
+                                   dfs_outcome_fn outcome) {
+    sched_dfs *d = sched_dfs_new(2);
+    assert_non_null(d);
+    sched_dfs_set_por(d, por);
+    do {
+        sched_options o;
+        sched_result r;
+        if (before) before();
+        sched_options_default(&o);
+        o.strategy = SCHED_STRATEGY_DFS;
+        o.dfs = d;
+        assert_int_equal(sched_run(&o, main_fn, arg, &r), 0);
+        if (r.status != SCHED_OK) fail_msg("%s %s\n%s", sched_status_name(r.status), r.reason, r.schedule);
+        sched_result_free(&r);
+        if (sim_process_active()) sim_process_end();
+        if (outcome) outcome();
+    } while (sched_dfs_advance(d) && sched_dfs_runs(d) < 20000);
+    assert_null(sched_dfs_error(d));
+    assert_true(sched_dfs_complete(d));
+    sched_dfs_free(d);
+}
+
+static void wr_reset(void) {
+    g_a32 = 0;
+    g_a64 = 0;
+    g_aptr = NULL;
+}
 static void test_sched_every_seam_write_races_a_read(void **st) {
     (void)st;
     static const atomic_call writes[] = {AC_STORE32, AC_FETCH_ADD32, AC_FETCH_SUB32, AC_CAS32, AC_STORE64,
@@ -279,25 +311,7 @@ static void test_sched_every_seam_write_races_a_read(void **st) {
                                          AC_CAS_PTR};
     for (size_t i = 0; i < sizeof writes / sizeof writes[0]; i++) {
         g_wr_saw_changed = g_wr_saw_unchanged = 0;
-        sched_dfs *d = sched_dfs_new(2);
-        assert_non_null(d);
-        sched_dfs_set_por(d, true);
-        do {
-            g_a32 = 0;
-            g_a64 = 0;
-            g_aptr = NULL;
-            sched_options o;
-            sched_result r;
-            sched_options_default(&o);
-            o.strategy = SCHED_STRATEGY_DFS;
-            o.dfs = d;
-            assert_int_equal(sched_run(&o, wr_main, (void *)(uintptr_t)writes[i], &r), 0);
-            assert_int_equal(r.status, SCHED_OK);
-            sched_result_free(&r);
-        } while (sched_dfs_advance(d) && sched_dfs_runs(d) < 20000);
-        assert_null(sched_dfs_error(d));
-        assert_true(sched_dfs_complete(d));
-        sched_dfs_free(d);
+        dfs_every_interleaving(wr_main, (void *)(uintptr_t)writes[i], true, wr_reset, NULL);
         if (!g_wr_saw_changed || !g_wr_saw_unchanged)
             fail_msg("atomic call %d: the read saw %s only", (int)writes[i], g_wr_saw_changed ? "the write" : "no write");
     }
@@ -308,26 +322,6 @@ static void test_sched_every_seam_write_races_a_read(void **st) {
  * thread sees one without the other, nor the call's effect while the caller
  * has not yet passed the call's lock.  Checked over every interleaving of
  * two threads (DFS, 2 preemptions), each run ending its process. */
-typedef void (*dfs_outcome_fn)(void);
-static void dfs_every_interleaving(rt_thread_fn main_fn, dfs_outcome_fn outcome) {
-    sched_dfs *d = sched_dfs_new(2);
-    assert_non_null(d);
-    do {
-        sched_options o;
-        sched_result r;
-        sched_options_default(&o);
-        o.strategy = SCHED_STRATEGY_DFS;
-        o.dfs = d;
-        assert_int_equal(sched_run(&o, main_fn, NULL, &r), 0);
-        if (r.status != SCHED_OK) fail_msg("%s %s\n%s", sched_status_name(r.status), r.reason, r.schedule);
-        sched_result_free(&r);
-        if (sim_process_active()) sim_process_end();
-        outcome();
-    } while (sched_dfs_advance(d) && sched_dfs_runs(d) < 20000);
-    assert_null(sched_dfs_error(d));
-    assert_true(sched_dfs_complete(d));
-    sched_dfs_free(d);
-}
 
 /* An unannounced CreateThreadpoolWork is reported in the same step that
  * makes the work object: a reader that sees the report finds the object. */
@@ -364,7 +358,7 @@ static void report_outcome(void) {
 static void test_sched_misuse_report_is_atomic_with_the_call(void **st) {
     (void)st;
     g_rep_runs_seen = g_rep_runs_torn = 0;
-    dfs_every_interleaving(report_main, report_outcome);
+    dfs_every_interleaving(report_main, NULL, false, NULL, report_outcome);
     print_message("%llu of the runs saw the report\n", (unsigned long long)g_rep_runs_seen);
     assert_true(g_rep_runs_seen > 0);          /* the reader did see the report */
     assert_int_equal(g_rep_runs_torn, 0);      /* and never without the object */
@@ -420,7 +414,7 @@ static void ps_outcome(void) { g_ps_runs[g_ps_result]++; }
 static void test_sched_private_stall_set_inside_its_lock(void **st) {
     (void)st;
     memset(g_ps_runs, 0, sizeof g_ps_runs);
-    dfs_every_interleaving(ps_main, ps_outcome);
+    dfs_every_interleaving(ps_main, NULL, false, NULL, ps_outcome);
     print_message("pool created before the set %llu, after it %llu, after it and seen by the setter %llu\n",
                   (unsigned long long)g_ps_runs[PS_OLD], (unsigned long long)g_ps_runs[PS_NEW],
                   (unsigned long long)g_ps_runs[PS_NEW_SEEN_BY_SETTER]);
@@ -473,7 +467,7 @@ static void fr_outcome(void) { g_fr_runs[g_fr_result]++; }
 static void test_sched_free_recorded_in_its_step(void **st) {
     (void)st;
     memset(g_fr_runs, 0, sizeof g_fr_runs);
-    dfs_every_interleaving(fr_main, fr_outcome);
+    dfs_every_interleaving(fr_main, NULL, false, NULL, fr_outcome);
     print_message("free not seen %llu, seen and the callback reported %llu\n",
                   (unsigned long long)g_fr_runs[FR_NOT_SEEN], (unsigned long long)g_fr_runs[FR_SEEN_REPORTED]);
     assert_int_equal(g_fr_runs[FR_BROKEN], 0);
