@@ -152,24 +152,6 @@ def test_failure_report_and_replay(tmp_path):
     assert rc2 == 1 and "calls ( W ) == 2" in out2, out2
 
 
-# Found by the bounded search (DFS at P = 1 with a coarser relation): the
-# second healer tick reads the stamps before the repair callback's and its
-# count after, and submits a spare repair; random and PCT at 200 seeds never
-# ran it.  The scenario had expected one repair-started per cancellation.
-SPARE_REPAIR = "T1:1.2*3d.=2c9d0.2*23.1.3.4*2.=0.5.=0.4*r.3*l.4*f.=0.5.=0.5.=0.5.=0.5.=0.5.=0.5"
-
-
-def test_a_spare_repair_fails_no_corpus_expectation():
-    """The interleaving with a spare repair is legal (the core accepts one spare
-    submit), so the corpus scenario must pass it: replayed, it runs two
-    repairs for one cancellation and exits 0."""
-    f = REPO / "scenarios" / "group-claim-before-release.scn"
-    rc, out = run_bounded([harness(), "replay", "--schedule", SPARE_REPAIR, str(f), "--trace"], 60)
-    assert rc == 0, out
-    assert len(re.findall(r"heal/repair-started pool=default", out)) == 2, out
-    assert len(re.findall(r"heal/cancelled pool=default", out)) == 1, out
-
-
 def test_failfast_scenario_reexecutes_sibling():
     path = REPO / "scenarios" / "overdue-unrepairable-fail-fast.scn"
     rc, out = run_bounded([harness(), "run", str(path), "--seeds", "3"], 60, cwd=REPO)
