@@ -134,16 +134,10 @@ SCENARIO_FILES = sorted((REPO / "scenarios").glob("*.scn"))
 # scenarios once listed (io-run-down, io-run-down-waits-for-open-start,
 # cancel-stamp-published-late, wait-close-during-queued-callback: 7 failures
 # in 80 runs at 8 runs at once under Wine, their sleeps a few ms apart) got
-# margins of tens of ms: 0 failures in 120 runs under the same load.
-REAL_POOL_KNOWN: dict = {
-    # ordered by sleeps (A's start at 0, B's and C's cancels at 500 us): a late
-    # A leaves both cancels nothing open and A's run-down waits for good --
-    # hung 120 s in the fresh-clone CI run at 571989c (test_scenarios' late
-    # start of A shows the same, strictly xfailed); B and C awaiting
-    # StartThreadpoolIo instead deadlocked under the controlled scheduler
-    "io-concurrent-cancels-one-start.scn":
-        "a late start of A under Wine: both cancels find nothing open, the run-down never ends",
-}
+# margins of tens of ms: 0 failures in 120 runs under the same load; and
+# io-concurrent-cancels-one-start, which hung once when A started late, now
+# orders its cancels by A's run-down record, not by a sleep.
+REAL_POOL_KNOWN: dict = {}
 
 # Statements that need the model of the pool, as scn_features.c detects them
 # (parsed), here by their text: with both, the decline list is checked

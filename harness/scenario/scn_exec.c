@@ -228,9 +228,9 @@ static int exec_op(exec_ctx *c, const scn_op *op) {
     case SCN_OP_AWAIT: {
         size_t slot = count_slot(run, op->point, op->pool);
         rt_lock_acquire(&run->lock);
-        run->awaiting++;
+        run->awaiting[slot]++;
         while (run->counts[slot] < op->count) rt_wait(&run->await_q, &run->lock, RT_FOREVER, "scenario await");
-        run->awaiting--;
+        run->awaiting[slot]--;
         rt_lock_release(&run->lock);
         has_result = false;
         break;

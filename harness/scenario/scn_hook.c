@@ -105,7 +105,8 @@ void scn_hook_record(const tph_trace_record *rec, void *ctx) {
     }
     run->counts[count_slot(run, pt, -1)]++;
     if (pool >= 0) run->counts[count_slot(run, pt, pool)]++;
-    if (run->awaiting) rt_wake_all(&run->await_q);
+    if (run->awaiting[count_slot(run, pt, -1)] || (pool >= 0 && run->awaiting[count_slot(run, pt, pool)]))
+        rt_wake_all(&run->await_q);
     for (i = 0; i < run->s->norders; i++) {
         const scn_order *o = &run->s->orders[i];
         if (o->then != pt || !hold_matches_pool(o->pool, pool)) continue;

@@ -181,11 +181,13 @@ static bool alloc_state(run_state *run, const scn_scenario *s) {
     run->holds = calloc(s->nholds ? s->nholds : 1, sizeof *run->holds);
     run->label_time = calloc(s->nlabels ? s->nlabels : 1, sizeof *run->label_time);
     run->counts = calloc(run->npoints * (s->npools + 1), sizeof *run->counts);
+    run->awaiting = calloc(run->npoints * (s->npools + 1), sizeof *run->awaiting);
     run->order_broken = calloc(s->norders ? s->norders : 1, sizeof *run->order_broken);
     run->healer_key = kept_healer_key;
     run->healer_key_known = kept_healer_key_known;
     scn_reach_begin(&run->reach, s);
-    return run->order_broken && run->pools && run->keys && run->objs && run->holds && run->label_time && run->counts;
+    return run->order_broken && run->pools && run->keys && run->objs && run->holds && run->label_time && run->counts &&
+           run->awaiting;
 }
 
 /* Frees what alloc_state made, and the run itself. */
@@ -198,6 +200,7 @@ static void free_state(run_state *run) {
     free(run->holds);
     free(run->label_time);
     free(run->counts);
+    free(run->awaiting);
     free(run->order_broken);
     scn_text_free(&run->fail);
     scn_text_free(&run->fail_tail);

@@ -81,7 +81,12 @@ typedef struct run_state {
     uint64_t *counts;             /* [npoints * (npools + 1)]: count_slot() */
     uint64_t *order_broken;       /* [norders]: times B came before enough A */
     rt_waitq await_q;             /* threads in an `await` op */
-    uint32_t awaiting;
+    uint32_t *awaiting;           /* [as counts]: threads awaiting that slot; a
+                                   * record wakes them only for their slot, since
+                                   * every wake is a choice the bounded search
+                                   * branches on (an await woken by each record
+                                   * made io-concurrent-cancels-one-start's tree
+                                   * at <= 1 preemption 2679 runs; by slot, 1701) */
     bool free_running;            /* native runtime: the start gate below is used */
     bool gate_open;
     rt_waitq gate_q;              /* scenario threads waiting for the start gate */

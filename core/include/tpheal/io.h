@@ -4,7 +4,9 @@
 
 /* An I/O completion object bound to a file handle.  Call tph_io_start before
  * every overlapped operation; if the operation fails synchronously, call
- * tph_io_cancel.  Every start ends in exactly one callback or one cancel. */
+ * tph_io_cancel.  Every start ends in exactly one callback or one cancel.  A
+ * cancel ends a start that has returned: one racing a start still in progress
+ * may reach the pool before that start's native call. */
 typedef struct tph_io tph_io;
 typedef void (*tph_io_fn)(tph_io *, void *ctx, void *overlapped, uint32_t io_result,
                           uintptr_t bytes);
