@@ -825,6 +825,131 @@ static void por_keeps_one_record_per_explored_thread(void **state) {
     sched_dfs_free(d);
 }
 
+/* Vector clocks start from zero in every run.  Main spawns A, B and C, each
+ * one write to x, and joins A.  At bound 0 main blocks in the join, and at
+ * each free switch any writer may go next: the writes, pairwise dependent
+ * (one word), come in each of their 3! orders, 6 traces.  Nothing else
+ * varies the trace: main's join reads A's end and always follows it, and
+ * main's exit touches only main.  So the reduced search runs exactly 6
+ * runs, one per order.  The run's first clocks matter because a thread's
+ * clock starts as its spawner's: main's clock at the end of a run knows
+ * A's steps (the join), and carried into the next run it would order A's
+ * write before B's and C's there, hiding their races with it -- with the
+ * reset left out, 5 runs, and C B A never ran (measured). */
+typedef struct three_orders {
+    uint32_t x;
+    int n;
+    char order[4];
+} three_orders;
+static void tho_w(void *p) {
+    three_orders *t = (three_orders *)p;
+    rt_access(&t->x, RT_WRITE);
+    t->order[t->n++] = (char)('a' + (rt_thread_id() - 2)); /* ids 2, 3, 4 */
+}
+static void tho_main(void *p) {
+    rt_thread *a = rt_spawn("a", tho_w, p, false);
+    (void)rt_spawn("b", tho_w, p, false);
+    (void)rt_spawn("c", tho_w, p, false);
+    rt_join(a);
+}
+
+static void por_starts_every_run_with_fresh_clocks(void **state) {
+    static const char *const orders[] = {"abc", "acb", "bac", "bca", "cab", "cba"};
+    int seen[6] = {0};
+    three_orders t;
+    sched_dfs *d = sched_dfs_new(0);
+    unsigned i;
+    (void)state;
+    assert_non_null(d);
+    sched_dfs_set_por(d, true);
+    do {
+        sched_options o;
+        sched_result r;
+        sched_options_default(&o);
+        o.strategy = SCHED_STRATEGY_DFS;
+        o.dfs = d;
+        memset(&t, 0, sizeof t);
+        assert_int_equal(sched_run(&o, tho_main, &t, &r), 0);
+        assert_int_equal(r.status, SCHED_OK);
+        sched_result_free(&r);
+        for (i = 0; i < 6; i++)
+            if (strcmp(t.order, orders[i]) == 0) seen[i]++;
+    } while (sched_dfs_advance(d));
+    assert_true(sched_dfs_complete(d));
+    assert_int_equal(sched_dfs_runs(d), 6);
+    assert_int_equal(sched_dfs_traces(d), 6);
+    for (i = 0; i < 6; i++) assert_int_equal(seen[i], 1);
+    sched_dfs_free(d);
+}
+
+/* A run touching more objects than the object table was made for: the
+ * table (1024 slots, sched_dfs_internal.h) grows when half full, and every
+ * object numbered before must be found again after the rehash.  A writes
+ * x and then reads 600 cells of its own, four a step (a step touching more
+ * than POR_MAXK objects is taken to touch everything, which would hide
+ * what is looked up); B writes x.  At bound 0 the run goes main, A, B:
+ * x is numbered at A's first step, the table grows during A's reads, and
+ * B's write finds x again -- the race, whose reversal runs B first.  2
+ * traces, B first in one.  Were x numbered anew after the growth, B's
+ * write would race with nothing: 1 trace (measured with the rehash loop
+ * skipped).  The ASan build also checks that the rehash reads only the old
+ * table's 1024 slots (a loop running one slot past them is a
+ * heap-buffer-overflow there, and changes nothing the plain build sees). */
+#define MANY_CELLS 600
+typedef struct many_objects {
+    uint32_t x;
+    uint32_t cell[MANY_CELLS];
+    int n;
+    char order[4];
+} many_objects;
+static void many_a(void *p) {
+    many_objects *m = (many_objects *)p;
+    int i;
+    rt_access(&m->x, RT_WRITE);
+    for (i = 0; i < MANY_CELLS; i++) {
+        if (i % 4 == 0) rt_yield();
+        rt_access(&m->cell[i], RT_READ);
+    }
+    m->order[m->n++] = 'a';
+}
+static void many_b(void *p) {
+    many_objects *m = (many_objects *)p;
+    rt_access(&m->x, RT_WRITE);
+    m->order[m->n++] = 'b';
+}
+static void many_main(void *p) {
+    (void)rt_spawn("a", many_a, p, false);
+    (void)rt_spawn("b", many_b, p, false);
+}
+
+static void por_finds_objects_again_after_the_table_grows(void **state) {
+    many_objects *m = calloc(1, sizeof *m);
+    sched_dfs *d = sched_dfs_new(0);
+    uint64_t b_first = 0;
+    (void)state;
+    assert_non_null(m);
+    assert_non_null(d);
+    sched_dfs_set_por(d, true);
+    do {
+        sched_options o;
+        sched_result r;
+        sched_options_default(&o);
+        o.strategy = SCHED_STRATEGY_DFS;
+        o.dfs = d;
+        memset(m, 0, sizeof *m);
+        assert_int_equal(sched_run(&o, many_main, m, &r), 0);
+        assert_int_equal(r.status, SCHED_OK);
+        sched_result_free(&r);
+        b_first += m->order[0] == 'b';
+    } while (sched_dfs_advance(d));
+    assert_true(sched_dfs_complete(d));
+    assert_true(d->hcap > 1024); /* the table grew: the path under test ran */
+    assert_int_equal(sched_dfs_traces(d), 2);
+    assert_int_equal(b_first, 1);
+    sched_dfs_free(d);
+    free(m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(dfs_counts_a_spawn_and_a_yield_by_hand),
@@ -844,6 +969,8 @@ int main(void) {
         cmocka_unit_test(por_counts_each_race_once),
         cmocka_unit_test(por_takes_a_timed_wait_for_dependent_on_everything),
         cmocka_unit_test(por_keeps_one_record_per_explored_thread),
+        cmocka_unit_test(por_starts_every_run_with_fresh_clocks),
+        cmocka_unit_test(por_finds_objects_again_after_the_table_grows),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     sched_release_cache();
