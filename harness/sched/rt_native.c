@@ -323,8 +323,12 @@ static void join_os(rt_thread *t) {
 static void n_join(rt_thread *t) {
     noise();
     if (!t) return;
-    join_os(t);
+    /* Unlinked first: once t is off run.threads, rt_native_run's reap of
+     * finished non-daemon threads cannot join and free it as well (joined
+     * first, a daemon waiting here on a non-daemon that finished met the reap
+     * and both freed it: a double free under ASan). */
     unlink_thread(t);
+    join_os(t);
     free(t);
 }
 
