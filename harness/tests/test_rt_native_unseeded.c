@@ -3,7 +3,8 @@
  * draws from rt_choose there too (a timer's point in its window: the healer's
  * periodic timer on the first cancellation), and an unseeded stream made that
  * draw loop forever under the registry lock.  Its own executable, so no test
- * before it has seeded anything. */
+ * before it has seeded anything.  And rt_end_process there, on a thread no
+ * run spawned: no run to end, so a message and an abort. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,15 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+#if !defined(_WIN32)
+#include <signal.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#endif
 
 #include "rt.h"
 #include "rt_native.h"
@@ -45,8 +55,49 @@ static void test_choose_before_any_run_is_the_seed_zero_stream(void **st) {
     assert_memory_equal(before, in_run, sizeof before);
 }
 
+/* A consumer's own thread calling rt_end_process ends nothing the runtime
+ * could report (no run driver waits for it): the process must abort, and
+ * stderr is the only place the reason can go, so it is written before the
+ * abort.  In a forked child with stderr a pipe; first in this executable,
+ * so the fork copies a process with no other thread (no lock left held). */
+static void test_end_process_outside_a_run_says_so_then_aborts(void **st) {
+    (void)st;
+#if defined(_WIN32)
+    skip(); /* no fork */
+#else
+    int fds[2], status = 0;
+    char text[256];
+    size_t got = 0;
+    ssize_t n;
+    pid_t pid;
+    fflush(stdout);
+    fflush(stderr);
+    assert_int_equal(pipe(fds), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct rlimit no_core = {0, 0};
+        (void)setrlimit(RLIMIT_CORE, &no_core); /* the abort is expected: no core file */
+        (void)dup2(fds[1], 2);
+        close(fds[0]);
+        close(fds[1]);
+        rt_end_process("from a stranger");
+        _exit(0); /* rt_end_process never returns */
+    }
+    close(fds[1]);
+    while (got < sizeof text - 1 && (n = read(fds[0], text + got, sizeof text - 1 - got)) > 0) got += (size_t)n;
+    text[got] = '\0';
+    close(fds[0]);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status));
+    assert_int_equal(WTERMSIG(status), SIGABRT);
+    assert_string_equal(text, "rt_native: rt_end_process(from a stranger) outside a run thread\n");
+#endif
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_end_process_outside_a_run_says_so_then_aborts),
         cmocka_unit_test(test_choose_before_any_run_is_the_seed_zero_stream),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -531,6 +531,28 @@ static void many_runs_reuse_stacks(void **state) {
 #endif
 }
 
+/* The raw switch rate is n switches over the time the bench measured
+ * around them on sched_bench_seconds, so that time, n / rate, lies inside
+ * the same clock's interval around the whole call.  A sanity bound on the
+ * measurement, no claim about speed.  The clock is first taken past 0.05 s
+ * (the thread's CPU time on POSIX starts near 0): an elapsed time that
+ * kept the start reading in it (a sum, not a difference) is then over
+ * 0.1 s, beyond the interval around a call of a few milliseconds. */
+static void bench_switch_rate_is_timed_inside_the_call(void **state) {
+    const uint64_t n = 100000;
+    volatile uint64_t spin = 0;
+    double before, after, rate;
+    (void)state;
+    while (sched_bench_seconds() < 0.05) spin++;
+    before = sched_bench_seconds();
+    rate = sched_bench_raw_switches_per_sec(n);
+    after = sched_bench_seconds();
+    assert_true(rate > 0.0); /* 100,000 switches move a nanosecond clock */
+    /* the quotient's rounding: a relative 1e-9 */
+    if ((double)n / rate > (after - before) * (1.0 + 1e-9))
+        fail_msg("bench timed %.9f s of a %.9f s call", (double)n / rate, after - before);
+}
+
 /* The seed -> interleaving mapping is part of the contract: a seed printed
  * by a failing CI run must replay on every later build and every platform
  * (this value is the same from gcc, clang, mingw under wine).  Changing
@@ -568,6 +590,7 @@ int main(void) {
         cmocka_unit_test(a_run_inside_a_run_is_refused),
         cmocka_unit_test(many_runs_reuse_stacks),
         cmocka_unit_test(golden_run_is_stable_across_builds),
+        cmocka_unit_test(bench_switch_rate_is_timed_inside_the_call),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     sched_release_cache();

@@ -418,6 +418,54 @@ static void dfs_fair_livelock_is_reported_as_fair(void **state) {
     assert_null(strstr(st.reason, "fair"));
 }
 
+/* A forced step of the fair schedule -- the thread at the point demoted,
+ * one other eligible -- is no choice and adds no node to the tree.  By
+ * hand, fair bound 2, bound 0 (one run).  main: spawn A; yield x3; join A.
+ * A: yield x3.  Picks (two runnable):
+ *   1 main's spawn: main kept (streak 1)                      node 1
+ *   2 main's 1st yield: main kept (streak 2)                  node 2
+ *   3 main's 2nd yield: main demoted, A the only option       forced
+ *   4 A's 1st yield: main waits for a pick of A after pick 3,
+ *     the one it was demoted at: A the only option            forced
+ *   5 A's 2nd yield: main eligible again, A kept (streak 2)   node 3
+ *   6 A's 3rd yield: A demoted, main the only option          forced
+ *   7 main's 3rd yield: A waits for main's next pick          forced
+ * then main blocks in its join and A finishes alone.  So 3 nodes, 7
+ * choice points; counting the forced steps as nodes would make it 5. */
+static void yield_thrice(void *p) {
+    int i;
+    (void)p;
+    for (i = 0; i < 3; i++) rt_yield();
+}
+
+static void demote_main(void *p) {
+    rt_thread *a = rt_spawn("a", yield_thrice, p, false);
+    yield_thrice(p);
+    rt_join(a);
+}
+
+static void dfs_forced_fair_steps_are_no_nodes(void **state) {
+    sched_dfs *d = sched_dfs_new(0);
+    sched_options o;
+    sched_result r;
+    (void)state;
+    assert_non_null(d);
+    sched_dfs_set_fair_bound(d, 2);
+    sched_options_default(&o);
+    o.strategy = SCHED_STRATEGY_DFS;
+    o.dfs = d;
+    assert_int_equal(sched_run(&o, demote_main, NULL, &r), 0);
+    assert_int_equal(r.status, SCHED_OK);
+    assert_int_equal(r.choice_points, 7);
+    assert_string_equal(r.schedule, "T1:1*2.2*3.1*2");
+    assert_int_equal(sched_dfs_max_depth(d), 3);
+    sched_result_free(&r);
+    assert_false(sched_dfs_advance(d)); /* bound 0: no other run */
+    assert_true(sched_dfs_complete(d));
+    assert_int_equal(sched_dfs_runs(d), 1);
+    sched_dfs_free(d);
+}
+
 /* ---- partial-order reduction (sched_dfs_set_por) ---- */
 
 typedef struct por_stats {
@@ -960,6 +1008,7 @@ int main(void) {
         cmocka_unit_test(dfs_reports_a_nondeterministic_program),
         cmocka_unit_test(dfs_fairness_ends_a_rearming_worker),
         cmocka_unit_test(dfs_fair_livelock_is_reported_as_fair),
+        cmocka_unit_test(dfs_forced_fair_steps_are_no_nodes),
         cmocka_unit_test(por_counts_traces_by_hand),
         cmocka_unit_test(por_finds_every_failure_the_full_search_finds),
         cmocka_unit_test(por_keeps_distinct_traces),

@@ -148,6 +148,42 @@ static void replay_with_unused_items_diverges(void **state) {
     sched_result_free(&rb);
 }
 
+/* The divergence message lists the runnable threads in a 96-byte buffer,
+ * one more id only while 12 bytes are left (the widest, " 4294967295",
+ * and its NUL), so a long list stops short rather than overflowing.  Main
+ * spawns and joins threads 2 and 3 (they end at once), then spawns 4..36
+ * while a schedule of 34 picks of main lasts; it runs out at the spawn of
+ * 36, with 1 4 5 ... 36 runnable in that order.  " 1 4 5 6 7 8 9" is 14
+ * bytes and " 10" .. " 32" 69 more: 83, 83 + 12 < 96, so " 33" still fits
+ * (86) and is the last.  The ids are chosen so the list reaches exactly
+ * 83: with 1..9 all present the length runs 18, 21, ... and never does. */
+static void nothing(void *p) { (void)p; }
+
+static void many_main(void *p) {
+    uint32_t i;
+    (void)p;
+    rt_join(rt_spawn("early", nothing, NULL, false));
+    rt_join(rt_spawn("early", nothing, NULL, false));
+    for (i = 4; i <= 36; i++) rt_spawn("late", nothing, NULL, false);
+}
+
+static void divergence_lists_runnable_threads_up_to_the_buffer_edge(void **state) {
+    sched_options o;
+    sched_result r;
+    (void)state;
+    sched_options_default(&o);
+    /* 34 picks of main (34 is "12" in base 32): the spawns of 2 and 3, and
+     * of 4..35; joins of 2 and 3 are no choice (main blocks, one runnable) */
+    o.schedule = "T1:1*12";
+    sched_run(&o, many_main, NULL, &r);
+    assert_int_equal(r.status, SCHED_REPLAY_DIVERGED);
+    assert_string_equal(r.reason,
+                        "replay diverged at item 2 of the schedule: the schedule has no more choices "
+                        "(runnable: 1 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 "
+                        "28 29 30 31 32 33)");
+    sched_result_free(&r);
+}
+
 static void bad_schedule_strings_are_rejected_with_a_column(void **state) {
     static const struct {
         const char *text;
@@ -245,6 +281,7 @@ int main(void) {
         cmocka_unit_test(replay_on_another_program_diverges),
         cmocka_unit_test(replay_of_a_non_runnable_thread_diverges),
         cmocka_unit_test(replay_with_unused_items_diverges),
+        cmocka_unit_test(divergence_lists_runnable_threads_up_to_the_buffer_edge),
         cmocka_unit_test(bad_schedule_strings_are_rejected_with_a_column),
         cmocka_unit_test(trailing_line_ends_are_ignored),
         cmocka_unit_test(replay_of_an_out_of_range_choice_diverges),
