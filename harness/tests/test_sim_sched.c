@@ -183,6 +183,54 @@ static void test_sched_timer_window_seeded(void **st) {
     assert_true(differs);
 }
 
+/* Re-arming a timer moves it behind the timers armed since: timers due at
+ * the same instant fire in the order they were last set (sim_timer.c's
+ * timed list), so a set disarms the old registration whole instead of
+ * keeping its place.  Two timers on a one-thread private pool, due at the
+ * same absolute instant; the first is set again to the same instant, so
+ * only the re-arm can put it second.  Every seed: the order is the
+ * model's, not the schedule's. */
+static simt_log g_rearm_log;
+static void TPH_OS_CALLBACK tag_timer(tph_os_instance *i, void *c, tph_os_timer *t) {
+    (void)i, (void)t;
+    simt_log_add(&g_rearm_log, (int)(intptr_t)c);
+}
+static void rearm_main(void *arg) {
+    (void)arg;
+    sim_process_begin(NULL);
+    tph_os_pool *p = tph_os_pool_create();
+    tph_os_pool_set_max(p, 1); /* one worker: callbacks run in queue order */
+    tph_os_env env = {p, NULL, NULL, TPH_OS_PRIORITY_NORMAL, false};
+    tph_os_timer *a = tph_os_timer_create(tag_timer, (void *)(intptr_t)1, &env);
+    tph_os_timer *b = tph_os_timer_create(tag_timer, (void *)(intptr_t)2, &env);
+    int64_t due = (int64_t)(tph_os_system_time() + SIM_SECOND); /* absolute: one instant for all */
+    tph_os_timer_set(a, &due, 0, 0);
+    tph_os_timer_set(b, &due, 0, 0);
+    tph_os_timer_set(a, &due, 0, 0);
+    rt_sleep_until(rt_now() + 2 * SIM_SECOND);
+    tph_os_timer_wait(a, false);
+    tph_os_timer_wait(b, false);
+    tph_os_timer_close(a);
+    tph_os_timer_close(b);
+    sim_process_end();
+}
+static void test_sched_rearmed_timer_fires_after_those_set_since(void **st) {
+    (void)st;
+    for (uint64_t seed = 1; seed <= 5; seed++) {
+        sched_options o;
+        sched_options_default(&o);
+        o.seed = seed;
+        sched_result r;
+        memset(&g_rearm_log, 0, sizeof g_rearm_log);
+        assert_int_equal(sched_run(&o, rearm_main, NULL, &r), 0);
+        assert_int_equal(r.status, SCHED_OK);
+        sched_result_free(&r);
+        assert_int_equal(g_rearm_log.n, 2);
+        assert_int_equal(g_rearm_log.tags[0], 2);
+        assert_int_equal(g_rearm_log.tags[1], 1);
+    }
+}
+
 /* Every seam atomic is one scheduling point and the gate's loads and stores
  * none (os_sim_atomic.c, os.h): a call missing its point hides every
  * interleaving that would preempt the core just before it, and one the gate
@@ -482,6 +530,7 @@ int main(void) {
         cmocka_unit_test(test_sched_seed_replays),
         cmocka_unit_test(test_sched_idle_timeout_virtual),
         cmocka_unit_test(test_sched_timer_window_seeded),
+        cmocka_unit_test(test_sched_rearmed_timer_fires_after_those_set_since),
         cmocka_unit_test(test_sched_every_seam_atomic_is_one_point),
         cmocka_unit_test(test_sched_every_seam_write_races_a_read),
         cmocka_unit_test(test_sched_misuse_report_is_atomic_with_the_call),
