@@ -412,6 +412,56 @@ static void test_sched_misuse_report_is_atomic_with_the_call(void **st) {
     assert_int_equal(g_rep_runs_torn, 0);      /* and never without the object */
 }
 
+/* An unannounced CloseThreadpoolCleanupGroupMembers is reported in the same
+ * step that takes the members out of the group: a reader that sees the
+ * report finds the member already released.  The report is checked under
+ * the model lock, as every announced call's: one made before the caller
+ * holds it is visible while the call has changed nothing yet. */
+static volatile uint32_t g_gc_seen, g_gc_member_out;
+static uint64_t g_gc_runs_seen, g_gc_runs_torn;
+static tph_os_work *volatile g_gc_work;
+static void gc_reader(void *arg) {
+    (void)arg;
+    size_t n = sim_misuse_count();
+    sim_object_stats s;
+    bool out = sim_object_stats_get(g_gc_work, &s) && s.group_id == 0;
+    tph_os_gate_store32(&g_gc_seen, n == 1 ? 1u : 0u);
+    tph_os_gate_store32(&g_gc_member_out, out ? 1u : 0u);
+}
+static void gc_main(void *arg) {
+    (void)arg;
+    tph_os_gate_store32(&g_gc_seen, 0);
+    tph_os_gate_store32(&g_gc_member_out, 0);
+    sim_process_begin(NULL);
+    tph_os_group *g = tph_os_group_create(); /* checking is off: not reported */
+    tph_os_env env = {NULL, g, NULL, TPH_OS_PRIORITY_NORMAL, false};
+    g_gc_work = tph_os_work_create(nop_work, NULL, &env);
+    sim_announce_check(true);
+    rt_thread *reader = rt_spawn("reader", gc_reader, NULL, false);
+    tph_os_group_close_members(g, false, NULL); /* no api/ record */
+    rt_join(reader);
+    sim_announce_check(false);
+    sim_misuse m;
+    if (sim_misuse_count() != 1 || !sim_misuse_get(0, &m) ||
+        strcmp(m.call, "CloseThreadpoolCleanupGroupMembers") != 0)
+        tph_os_gate_store32(&g_gc_seen, 2); /* not the one report expected */
+    sim_process_end();
+}
+static void gc_outcome(void) {
+    uint32_t seen = tph_os_gate_load32(&g_gc_seen);
+    if (seen == 2) fail_msg("the unannounced group release was not reported once");
+    if (seen) g_gc_runs_seen++;
+    if (seen && !tph_os_gate_load32(&g_gc_member_out)) g_gc_runs_torn++;
+}
+static void test_sched_group_release_report_is_atomic_with_the_call(void **st) {
+    (void)st;
+    g_gc_runs_seen = g_gc_runs_torn = 0;
+    dfs_every_interleaving(gc_main, NULL, false, NULL, gc_outcome);
+    print_message("%llu of the runs saw the report\n", (unsigned long long)g_gc_runs_seen);
+    assert_true(g_gc_runs_seen > 0);     /* the reader did see the report */
+    assert_int_equal(g_gc_runs_torn, 0); /* and never with the member still in the group */
+}
+
 /* sim_set_private_stall takes effect inside its critical section: a pool
  * created by another thread right after the setter released the lock has
  * the new setting, before the setter's next statement runs.  The witness:
@@ -534,6 +584,7 @@ int main(void) {
         cmocka_unit_test(test_sched_every_seam_atomic_is_one_point),
         cmocka_unit_test(test_sched_every_seam_write_races_a_read),
         cmocka_unit_test(test_sched_misuse_report_is_atomic_with_the_call),
+        cmocka_unit_test(test_sched_group_release_report_is_atomic_with_the_call),
         cmocka_unit_test(test_sched_private_stall_set_inside_its_lock),
         cmocka_unit_test(test_sched_free_recorded_in_its_step),
     };
