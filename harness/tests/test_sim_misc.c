@@ -261,6 +261,24 @@ static void test_stable_ids(void **st) {
     /* Same sequence, same handle values: handles are not addresses. */
 }
 
+/* The default pool's thread maximum is Windows' 512 (harness/sim/README.md),
+ * and a private pool starts with the same: a pool stalls or queues
+ * depending on it, so a scenario run against another maximum would model
+ * another pool.  Read through the pool query, as the oracles do, in a
+ * process begun with the defaults. */
+static void body_default_maxima(void) {
+    CHECK(simt_pool(NULL).max_threads == 512);
+    tph_os_pool *p = tph_os_pool_create();
+    CHECK(p != NULL && simt_pool(p).max_threads == 512);
+}
+static void test_default_pool_maxima(void **st) {
+    (void)st;
+    sim_config c = sim_config_default();
+    assert_int_equal(c.default_max_threads, 512);
+    assert_int_equal(c.private_max_threads, 512);
+    simt_run(body_default_maxima);
+}
+
 /* ---- faults ---- */
 static void *create_of(sim_fault_kind k, tph_os_pool *pool) {
     tph_os_env env = {pool, NULL, NULL, TPH_OS_PRIORITY_NORMAL, false};
@@ -505,6 +523,7 @@ int main(void) {
         cmocka_unit_test(test_group_member_closed_alone),
         cmocka_unit_test(test_misuse_reports),
         cmocka_unit_test(test_stable_ids),
+        cmocka_unit_test(test_default_pool_maxima),
         cmocka_unit_test(test_faults_fail_nth_call),
         cmocka_unit_test(test_fail_fast_ends_process),
         cmocka_unit_test(test_first_call_begins_process),

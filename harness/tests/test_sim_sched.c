@@ -183,6 +183,54 @@ static void test_sched_timer_window_seeded(void **st) {
     assert_true(differs);
 }
 
+/* Re-arming a timer moves it behind the timers armed since: timers due at
+ * the same instant fire in the order they were last set (sim_timer.c's
+ * timed list), so a set disarms the old registration whole instead of
+ * keeping its place.  Two timers on a one-thread private pool, due at the
+ * same absolute instant; the first is set again to the same instant, so
+ * only the re-arm can put it second.  Every seed: the order is the
+ * model's, not the schedule's. */
+static simt_log g_rearm_log;
+static void TPH_OS_CALLBACK tag_timer(tph_os_instance *i, void *c, tph_os_timer *t) {
+    (void)i, (void)t;
+    simt_log_add(&g_rearm_log, (int)(intptr_t)c);
+}
+static void rearm_main(void *arg) {
+    (void)arg;
+    sim_process_begin(NULL);
+    tph_os_pool *p = tph_os_pool_create();
+    tph_os_pool_set_max(p, 1); /* one worker: callbacks run in queue order */
+    tph_os_env env = {p, NULL, NULL, TPH_OS_PRIORITY_NORMAL, false};
+    tph_os_timer *a = tph_os_timer_create(tag_timer, (void *)(intptr_t)1, &env);
+    tph_os_timer *b = tph_os_timer_create(tag_timer, (void *)(intptr_t)2, &env);
+    int64_t due = (int64_t)(tph_os_system_time() + SIM_SECOND); /* absolute: one instant for all */
+    tph_os_timer_set(a, &due, 0, 0);
+    tph_os_timer_set(b, &due, 0, 0);
+    tph_os_timer_set(a, &due, 0, 0);
+    rt_sleep_until(rt_now() + 2 * SIM_SECOND);
+    tph_os_timer_wait(a, false);
+    tph_os_timer_wait(b, false);
+    tph_os_timer_close(a);
+    tph_os_timer_close(b);
+    sim_process_end();
+}
+static void test_sched_rearmed_timer_fires_after_those_set_since(void **st) {
+    (void)st;
+    for (uint64_t seed = 1; seed <= 5; seed++) {
+        sched_options o;
+        sched_options_default(&o);
+        o.seed = seed;
+        sched_result r;
+        memset(&g_rearm_log, 0, sizeof g_rearm_log);
+        assert_int_equal(sched_run(&o, rearm_main, NULL, &r), 0);
+        assert_int_equal(r.status, SCHED_OK);
+        sched_result_free(&r);
+        assert_int_equal(g_rearm_log.n, 2);
+        assert_int_equal(g_rearm_log.tags[0], 2);
+        assert_int_equal(g_rearm_log.tags[1], 1);
+    }
+}
+
 /* Every seam atomic is one scheduling point and the gate's loads and stores
  * none (os_sim_atomic.c, os.h): a call missing its point hides every
  * interleaving that would preempt the core just before it, and one the gate
@@ -364,6 +412,56 @@ static void test_sched_misuse_report_is_atomic_with_the_call(void **st) {
     assert_int_equal(g_rep_runs_torn, 0);      /* and never without the object */
 }
 
+/* An unannounced CloseThreadpoolCleanupGroupMembers is reported in the same
+ * step that takes the members out of the group: a reader that sees the
+ * report finds the member already released.  The report is checked under
+ * the model lock, as every announced call's: one made before the caller
+ * holds it is visible while the call has changed nothing yet. */
+static volatile uint32_t g_gc_seen, g_gc_member_out;
+static uint64_t g_gc_runs_seen, g_gc_runs_torn;
+static tph_os_work *volatile g_gc_work;
+static void gc_reader(void *arg) {
+    (void)arg;
+    size_t n = sim_misuse_count();
+    sim_object_stats s;
+    bool out = sim_object_stats_get(g_gc_work, &s) && s.group_id == 0;
+    tph_os_gate_store32(&g_gc_seen, n == 1 ? 1u : 0u);
+    tph_os_gate_store32(&g_gc_member_out, out ? 1u : 0u);
+}
+static void gc_main(void *arg) {
+    (void)arg;
+    tph_os_gate_store32(&g_gc_seen, 0);
+    tph_os_gate_store32(&g_gc_member_out, 0);
+    sim_process_begin(NULL);
+    tph_os_group *g = tph_os_group_create(); /* checking is off: not reported */
+    tph_os_env env = {NULL, g, NULL, TPH_OS_PRIORITY_NORMAL, false};
+    g_gc_work = tph_os_work_create(nop_work, NULL, &env);
+    sim_announce_check(true);
+    rt_thread *reader = rt_spawn("reader", gc_reader, NULL, false);
+    tph_os_group_close_members(g, false, NULL); /* no api/ record */
+    rt_join(reader);
+    sim_announce_check(false);
+    sim_misuse m;
+    if (sim_misuse_count() != 1 || !sim_misuse_get(0, &m) ||
+        strcmp(m.call, "CloseThreadpoolCleanupGroupMembers") != 0)
+        tph_os_gate_store32(&g_gc_seen, 2); /* not the one report expected */
+    sim_process_end();
+}
+static void gc_outcome(void) {
+    uint32_t seen = tph_os_gate_load32(&g_gc_seen);
+    if (seen == 2) fail_msg("the unannounced group release was not reported once");
+    if (seen) g_gc_runs_seen++;
+    if (seen && !tph_os_gate_load32(&g_gc_member_out)) g_gc_runs_torn++;
+}
+static void test_sched_group_release_report_is_atomic_with_the_call(void **st) {
+    (void)st;
+    g_gc_runs_seen = g_gc_runs_torn = 0;
+    dfs_every_interleaving(gc_main, NULL, false, NULL, gc_outcome);
+    print_message("%llu of the runs saw the report\n", (unsigned long long)g_gc_runs_seen);
+    assert_true(g_gc_runs_seen > 0);     /* the reader did see the report */
+    assert_int_equal(g_gc_runs_torn, 0); /* and never with the member still in the group */
+}
+
 /* sim_set_private_stall takes effect inside its critical section: a pool
  * created by another thread right after the setter released the lock has
  * the new setting, before the setter's next statement runs.  The witness:
@@ -482,9 +580,11 @@ int main(void) {
         cmocka_unit_test(test_sched_seed_replays),
         cmocka_unit_test(test_sched_idle_timeout_virtual),
         cmocka_unit_test(test_sched_timer_window_seeded),
+        cmocka_unit_test(test_sched_rearmed_timer_fires_after_those_set_since),
         cmocka_unit_test(test_sched_every_seam_atomic_is_one_point),
         cmocka_unit_test(test_sched_every_seam_write_races_a_read),
         cmocka_unit_test(test_sched_misuse_report_is_atomic_with_the_call),
+        cmocka_unit_test(test_sched_group_release_report_is_atomic_with_the_call),
         cmocka_unit_test(test_sched_private_stall_set_inside_its_lock),
         cmocka_unit_test(test_sched_free_recorded_in_its_step),
     };
