@@ -57,6 +57,27 @@ static void test_io_accounting(void **st) {
     simt_run(body_io);
 }
 
+/* Close with a start open, then that start cancelled (the read failed
+ * synchronously): the cancel ended the last thing the closed io object
+ * waited for, so it is freed by the cancel, at once -- no completion will
+ * ever come to free it later. */
+static void body_io_close_then_cancel(void) {
+    void *f = sim_file_create();
+    tph_os_io *io = tph_os_io_create(f, io_cb, &g_count, NULL);
+    CHECK(io != NULL);
+    tph_os_io_start(io);
+    tph_os_io_close(io);
+    CHECK(!simt_obj(io).freed);
+    tph_os_io_cancel(io);
+    CHECK(simt_obj(io).freed);
+    CHECK(simt_pool(NULL).bound_objects == 0);
+    CHECK(sim_misuse_count() == 0);
+}
+static void test_io_freed_by_last_cancel(void **st) {
+    (void)st;
+    simt_run(body_io_close_then_cancel);
+}
+
 /* A cancelling I/O wait drops queued completions. */
 static void body_io_cancel(void) {
     simt_blocker b;
@@ -277,6 +298,18 @@ static void test_default_pool_maxima(void **st) {
     assert_int_equal(c.default_max_threads, 512);
     assert_int_equal(c.private_max_threads, 512);
     simt_run(body_default_maxima);
+}
+
+/* The idle timeout after which a worker retires is Windows' 67 s on both
+ * kinds of pool (harness/sim/README.md): the default pool is cold again
+ * after it and can stall, so a scenario run with another timeout would
+ * model another pool.  test_sim_sched checks a worker's retirement at
+ * 67 s in virtual time. */
+static void test_default_idle_timeouts(void **st) {
+    (void)st;
+    sim_config c = sim_config_default();
+    assert_int_equal(c.default_idle_timeout, 67 * SIM_SECOND);
+    assert_int_equal(c.private_idle_timeout, 67 * SIM_SECOND);
 }
 
 /* ---- faults ---- */
@@ -518,12 +551,14 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_io_accounting),
         cmocka_unit_test(test_io_cancel_drops_completions),
+        cmocka_unit_test(test_io_freed_by_last_cancel),
         cmocka_unit_test(test_group_close_members_cancel),
         cmocka_unit_test(test_group_close_members_no_cancel),
         cmocka_unit_test(test_group_member_closed_alone),
         cmocka_unit_test(test_misuse_reports),
         cmocka_unit_test(test_stable_ids),
         cmocka_unit_test(test_default_pool_maxima),
+        cmocka_unit_test(test_default_idle_timeouts),
         cmocka_unit_test(test_faults_fail_nth_call),
         cmocka_unit_test(test_fail_fast_ends_process),
         cmocka_unit_test(test_first_call_begins_process),
