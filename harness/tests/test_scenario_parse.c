@@ -217,6 +217,22 @@ static void bad_input_is_located(void **state) {
                  "unknown option 'window' for arming a wait");
     expect_error("# purpose: x\nio I\nthread A\n  start I window 1ms\nend\n", 4, 11,
                  "unknown option 'window' for arming a io");
+    /* a word is at most SCN_TOK_LEN - 1 = 63 characters (the token keeps its
+     * NUL): 63 reach the parser, which names the bad name; 64 are refused by
+     * the lexer, at the word */
+    expect_error("# purpose: x\nwork W23456789012345678901234567890123456789012345678901234567890123\n", 2, 6,
+                 "bad name 'W23456789012345678901234567890123456789012345678901234567890123' for work");
+    expect_error("# purpose: x\nwork W234567890123456789012345678901234567890123456789012345678901234\n", 2, 6,
+                 "word too long");
+    /* a second release is reported at its own keyword, not at the first's value */
+    expect_error("# purpose: x\nhold cancelled for 1ms until cancelled\n", 2, 24,
+                 "a hold has one `for` or one `until`");
+    expect_error("# purpose: x\nhold cancelled until repair-ran for 1ms\n", 2, 33,
+                 "a hold has one `for` or one `until`");
+    /* an operation at the top level is named as one, whichever op it is: `create`
+     * is the first row of the op table */
+    expect_error("# purpose: x\ncreate W\n", 2, 1, "operation 'create' outside a thread or callback block");
+    expect_error("# purpose: x\nsubmit W\n", 2, 1, "operation 'submit' outside a thread or callback block");
 }
 
 /* `arm R [after D] [window D]`: a periodic takes a window as a timer does */
@@ -441,6 +457,9 @@ static void parses_requirements(void **state) {
                  "carries no pool");
     expect_error("# purpose: x\nthread A\n  tick\nend\nrequire overlap A\n", 5, 18, "thread or object");
     expect_error("# purpose: x\npool default start-delay 5\n", 2, 26, "unit");
+    /* at the fault kind, the word the reader has to change */
+    expect_error("# purpose: x\nthread A\n  tick\nend\nrequire fault pool-create\n", 5, 15,
+                 "no pool-create fault is declared above");
 }
 
 int main(void) {
