@@ -343,6 +343,35 @@ static void fail_fast_is_the_outcome_or_the_build(void **state) {
     }
 }
 
+/* The same-tick limitation is `expect unhealed P`, the statement that opts a
+ * pool out of the unhealed oracle (scn_features.c); an expression that only
+ * reads P.unhealed leaves the oracle on and runs anywhere. */
+static void same_tick_is_expect_unhealed_not_the_field(void **state) {
+    static const char body[] = "thread A\n  tick\nend\n";
+    static const char *const texts[] = {
+        "# purpose: x\n%sexpect default.unhealed == 0\n",
+        "# purpose: x\n%sexpect unhealed default\n",
+    };
+    static const int want[] = {0, 5};
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        char text[256];
+        scn_error e;
+        scn_scenario *s;
+        snprintf(text, sizeof text, texts[i], body);
+        s = parse(text, &e);
+        if (!s) {
+            fail_msg("%d:%d: %s", e.line, e.col, e.msg);
+            return;
+        }
+        if (scn_feature_line(s, SCN_FEATURE_SAME_TICK) != want[i])
+            fail_msg("%s: same-tick feature line %d, expected %d", text, scn_feature_line(s, SCN_FEATURE_SAME_TICK),
+                     want[i]);
+        scn_free(s);
+    }
+}
+
 /* One callback block for each of the most objects a scenario may have:
  * every block is freed, and nothing past the last (ASan sees a read of one
  * more). */
@@ -474,6 +503,7 @@ int main(void) {
         cmocka_unit_test(nul_and_huge_lines_are_refused_not_crashed),
         cmocka_unit_test(every_corpus_file_parses),
         cmocka_unit_test(fail_fast_is_the_outcome_or_the_build),
+        cmocka_unit_test(same_tick_is_expect_unhealed_not_the_field),
         cmocka_unit_test(an_outcome_keeps_its_word),
         cmocka_unit_test(the_most_callbacks_parse_and_free),
     };
