@@ -127,7 +127,8 @@ static void a_wrong_result_fails(void **state) {
     (void)state;
     run(s, 1, 0, NULL, &r);
     assert_false(r.passed);
-    assert_non_null(strstr(r.failures, "`io_cancel I` returned EINVAL, expected ok"));
+    /* the op's own line and actor: where to look in the scenario */
+    assert_non_null(strstr(r.failures, "line 4: A: `io_cancel I` returned EINVAL, expected ok"));
     scn_run_out_free(&r);
     scn_free(s);
 }
