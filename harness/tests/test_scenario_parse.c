@@ -217,6 +217,22 @@ static void bad_input_is_located(void **state) {
                  "unknown option 'window' for arming a wait");
     expect_error("# purpose: x\nio I\nthread A\n  start I window 1ms\nend\n", 4, 11,
                  "unknown option 'window' for arming a io");
+    /* a word is at most SCN_TOK_LEN - 1 = 63 characters (the token keeps its
+     * NUL): 63 reach the parser, which names the bad name; 64 are refused by
+     * the lexer, at the word */
+    expect_error("# purpose: x\nwork W23456789012345678901234567890123456789012345678901234567890123\n", 2, 6,
+                 "bad name 'W23456789012345678901234567890123456789012345678901234567890123' for work");
+    expect_error("# purpose: x\nwork W234567890123456789012345678901234567890123456789012345678901234\n", 2, 6,
+                 "word too long");
+    /* a second release is reported at its own keyword, not at the first's value */
+    expect_error("# purpose: x\nhold cancelled for 1ms until cancelled\n", 2, 24,
+                 "a hold has one `for` or one `until`");
+    expect_error("# purpose: x\nhold cancelled until repair-ran for 1ms\n", 2, 33,
+                 "a hold has one `for` or one `until`");
+    /* an operation at the top level is named as one, whichever op it is: `create`
+     * is the first row of the op table */
+    expect_error("# purpose: x\ncreate W\n", 2, 1, "operation 'create' outside a thread or callback block");
+    expect_error("# purpose: x\nsubmit W\n", 2, 1, "operation 'submit' outside a thread or callback block");
 }
 
 /* `arm R [after D] [window D]`: a periodic takes a window as a timer does */
@@ -322,6 +338,35 @@ static void fail_fast_is_the_outcome_or_the_build(void **state) {
         }
         if (scn_feature_line(s, SCN_FEATURE_FAIL_FAST) != want[i])
             fail_msg("%s: fail-fast feature line %d, expected %d", text, scn_feature_line(s, SCN_FEATURE_FAIL_FAST),
+                     want[i]);
+        scn_free(s);
+    }
+}
+
+/* The same-tick limitation is `expect unhealed P`, the statement that opts a
+ * pool out of the unhealed oracle (scn_features.c); an expression that only
+ * reads P.unhealed leaves the oracle on and runs anywhere. */
+static void same_tick_is_expect_unhealed_not_the_field(void **state) {
+    static const char body[] = "thread A\n  tick\nend\n";
+    static const char *const texts[] = {
+        "# purpose: x\n%sexpect default.unhealed == 0\n",
+        "# purpose: x\n%sexpect unhealed default\n",
+    };
+    static const int want[] = {0, 5};
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        char text[256];
+        scn_error e;
+        scn_scenario *s;
+        snprintf(text, sizeof text, texts[i], body);
+        s = parse(text, &e);
+        if (!s) {
+            fail_msg("%d:%d: %s", e.line, e.col, e.msg);
+            return;
+        }
+        if (scn_feature_line(s, SCN_FEATURE_SAME_TICK) != want[i])
+            fail_msg("%s: same-tick feature line %d, expected %d", text, scn_feature_line(s, SCN_FEATURE_SAME_TICK),
                      want[i]);
         scn_free(s);
     }
@@ -441,6 +486,9 @@ static void parses_requirements(void **state) {
                  "carries no pool");
     expect_error("# purpose: x\nthread A\n  tick\nend\nrequire overlap A\n", 5, 18, "thread or object");
     expect_error("# purpose: x\npool default start-delay 5\n", 2, 26, "unit");
+    /* at the fault kind, the word the reader has to change */
+    expect_error("# purpose: x\nthread A\n  tick\nend\nrequire fault pool-create\n", 5, 15,
+                 "no pool-create fault is declared above");
 }
 
 int main(void) {
@@ -455,6 +503,7 @@ int main(void) {
         cmocka_unit_test(nul_and_huge_lines_are_refused_not_crashed),
         cmocka_unit_test(every_corpus_file_parses),
         cmocka_unit_test(fail_fast_is_the_outcome_or_the_build),
+        cmocka_unit_test(same_tick_is_expect_unhealed_not_the_field),
         cmocka_unit_test(an_outcome_keeps_its_word),
         cmocka_unit_test(the_most_callbacks_parse_and_free),
     };

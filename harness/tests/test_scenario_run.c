@@ -127,7 +127,8 @@ static void a_wrong_result_fails(void **state) {
     (void)state;
     run(s, 1, 0, NULL, &r);
     assert_false(r.passed);
-    assert_non_null(strstr(r.failures, "`io_cancel I` returned EINVAL, expected ok"));
+    /* the op's own line and actor: where to look in the scenario */
+    assert_non_null(strstr(r.failures, "line 4: A: `io_cancel I` returned EINVAL, expected ok"));
     scn_run_out_free(&r);
     scn_free(s);
 }
@@ -232,6 +233,29 @@ static void an_op_on_a_closed_object_is_a_scenario_error(void **state) {
     scn_free(s);
 }
 
+/* The full trace (replay --trace) shows each callback's run as a start line
+ * and a return line around its body, with the calls and running counts at
+ * each, so a reader sees which records are the callback's body. */
+static void the_full_trace_brackets_a_callback(void **state) {
+    scn_scenario *s = parse("# purpose: x\nwork W\ncallback W\n  tick\nend\n"
+                            "thread A\n  submit W\n  wait W\nend\n");
+    scn_run_opts o;
+    scn_run_out r;
+    const char *start, *ret;
+    (void)state;
+    memset(&o, 0, sizeof o);
+    o.seed = 1;
+    o.full_trace = true;
+    assert_int_equal(scn_run(s, &o, &r), 0);
+    if (!r.passed) fail_msg("%s", r.failures);
+    assert_non_null(r.trace_full);
+    start = strstr(r.trace_full, " scenario/callback-start obj=W calls=1 running=1\n");
+    ret = strstr(r.trace_full, " scenario/callback-return obj=W calls=1 running=0\n");
+    if (!start || !ret || start > ret) fail_msg("no start line before the return line in:\n%s", r.trace_full);
+    scn_run_out_free(&r);
+    scn_free(s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_true_scenario_passes),
@@ -246,6 +270,7 @@ int main(void) {
         cmocka_unit_test(a_broken_order_is_reported),
         cmocka_unit_test(deadlock_is_reported_and_can_be_expected),
         cmocka_unit_test(an_op_on_a_closed_object_is_a_scenario_error),
+        cmocka_unit_test(the_full_trace_brackets_a_callback),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     sched_release_cache();
