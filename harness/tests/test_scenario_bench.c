@@ -10,12 +10,17 @@
  *   search's included;
  * - its two `pct: depth-d bug` lines run PCT on the depth-2 bug 4,000 times
  *   and on the depth-3 bug 40,000 times, at that depth (harness/sched/README.md:
- *   the counts are chosen so the bound predicts >= 20 hits). */
+ *   the counts are chosen so the bound predicts >= 20 hits);
+ * - its `points/run` figures are the steps the runner reported for exactly
+ *   the runs counted, the seeded runs' and the DFS search's apart. */
+#define _POSIX_C_SOURCE 200809L /* dup, dup2, fileno under -std=c11; the test is Linux-only */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -37,6 +42,11 @@ int __wrap_sched_bench_pct(unsigned bug_depth, unsigned pct_depth, uint64_t runs
 static uint64_t runs_begun, freed;
 static bool refuse_dfs; /* scn_run refuses a run of the DFS strategy */
 
+/* The steps scn_run reported: the first `seeded_wanted` runs of a seeded
+ * strategy (the reference race's, which the bench runs first) and every
+ * DFS run, each summed with its count. */
+static uint64_t seeded_wanted, seeded_runs, seeded_steps, dfs_runs, dfs_steps;
+
 double __wrap_sched_bench_seconds(void) {
     return (double)(runs_begun + freed);
 }
@@ -53,7 +63,17 @@ int __wrap_scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *ou
         out->bad_options = true;
         return -1;
     }
-    return __real_scn_run(s, o, out);
+    {
+        int rc = __real_scn_run(s, o, out);
+        if (rc == 0 && o->strategy == SCHED_STRATEGY_DFS) {
+            dfs_runs++;
+            dfs_steps += out->steps;
+        } else if (rc == 0 && seeded_runs < seeded_wanted) {
+            seeded_runs++;
+            seeded_steps += out->steps;
+        }
+        return rc;
+    }
 }
 
 /* the PCT measurements the bench asked for, in order */
@@ -108,11 +128,57 @@ static void the_pct_lines_run_the_documented_counts(void **state) {
     assert_int_equal(pct_calls[1].runs, 40000);
 }
 
+/* Runs scn_bench_main(seeds) with its stdout in buf. */
+static int bench_main_captured(uint64_t seeds, char *buf, size_t size) {
+    FILE *f = tmpfile();
+    int saved, rc;
+    size_t n;
+    assert_non_null(f);
+    fflush(stdout);
+    saved = dup(STDOUT_FILENO);
+    assert_true(saved >= 0);
+    assert_true(dup2(fileno(f), STDOUT_FILENO) >= 0);
+    rc = scn_bench_main(seeds);
+    fflush(stdout);
+    assert_true(dup2(saved, STDOUT_FILENO) >= 0);
+    close(saved);
+    rewind(f);
+    n = fread(buf, 1, size - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return rc;
+}
+
+static void expect_line(const char *out, const char *what, const char *want) {
+    if (!strstr(out, want)) fail_msg("%s: no `%s` in the bench's output:\n%s", what, want, out);
+}
+
+/* The steps total is only ever printed divided (points/run, points/s), so a
+ * wrong total shows only here: the figure must be the runner's own steps of
+ * the runs it counts. */
+static void the_points_per_run_are_the_runs_steps(void **state) {
+    static char out[8192];
+    char want[128];
+    (void)state;
+    seeded_wanted = 2;
+    seeded_runs = seeded_steps = dfs_runs = dfs_steps = 0;
+    assert_int_equal(bench_main_captured(2, out, sizeof out), 0);
+    seeded_wanted = 0;
+    assert_int_equal(seeded_runs, 2);
+    assert_true(seeded_steps > 0);
+    assert_true(dfs_runs > 0 && dfs_steps > 0);
+    snprintf(want, sizeof want, "  scheduling points/run:  %.1f\n", (double)seeded_steps / 2.0);
+    expect_line(out, "seeded runs", want);
+    snprintf(want, sizeof want, "(points/run %.1f)\n", (double)dfs_steps / (double)dfs_runs);
+    expect_line(out, "DFS runs", want);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_rate_is_the_timed_runs_over_their_clock),
         cmocka_unit_test(a_refused_dfs_run_fails_the_bench),
         cmocka_unit_test(the_pct_lines_run_the_documented_counts),
+        cmocka_unit_test(the_points_per_run_are_the_runs_steps),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     sched_release_cache();
