@@ -2,6 +2,7 @@
  * of bad input is reported (docs/scenarios.md). */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -283,6 +284,70 @@ static void a_suggestion_counts_the_letters_deleted_from_the_front(void **state)
     }
 }
 
+/* The same from the other side: words missing letters at the front, so the
+ * alignment inserts them first and reads the table's first row (an
+ * insertion of j letters costs j), set on every call too.  A row left as the
+ * stack held it costs the insertions nothing (a 0 there: "sleep" is 0 from
+ * "xxxsleep") or too much (a large value: "leep" is no longer 1 from
+ * "sleep"), so each paint fails one of the three. */
+static void a_suggestion_counts_the_letters_inserted_at_the_front(void **state) {
+    static const char *const xxxsleep[] = {"xxxsleep"}, *const xxsleep[] = {"xxsleep"}, *const sleep_[] = {"sleep"};
+    static const unsigned char paints[] = {0x00, 0x01, 0x55, 0xff};
+    size_t k;
+    (void)state;
+    for (k = 0; k < sizeof paints; k++) {
+        const char *got;
+        paint_stack(paints[k]);
+        got = scn_suggest("sleep", xxxsleep, 1); /* 3 insertions: too far */
+        if (got) fail_msg("stack 0x%02x: 'sleep' -> '%s', expected no suggestion", paints[k], got);
+        paint_stack(paints[k]);
+        got = scn_suggest("leep", sleep_, 1); /* 1 insertion, 4 letters */
+        if (!got || strcmp(got, "sleep") != 0)
+            fail_msg("stack 0x%02x: 'leep' -> %s, expected 'sleep'", paints[k], got ? got : "(none)");
+        paint_stack(paints[k]);
+        got = scn_suggest("sleep", xxsleep, 1); /* 2 insertions, 5 letters */
+        if (!got || strcmp(got, "xxsleep") != 0)
+            fail_msg("stack 0x%02x: 'sleep' -> %s, expected 'xxsleep'", paints[k], got ? got : "(none)");
+    }
+}
+
+/* A trace point index outside the table (scn_ast.h: the lookups over it)
+ * answers "?", no pool and a plain b, rather than reading past the table:
+ * the table's size, past it and far past it. */
+static void a_trace_point_index_outside_the_table_names_nothing(void **state) {
+    const int bad[] = {-1, (int)scn_trace_point_count(), (int)scn_trace_point_count() + 1, INT_MAX, INT_MIN};
+    size_t i;
+    (void)state;
+    assert_true(scn_trace_point_count() > 0);
+    assert_string_not_equal(scn_trace_point_target(0), "?");
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_string_equal(scn_trace_point_name(bad[i]), "?");
+        assert_string_equal(scn_trace_point_target(bad[i]), "?");
+        assert_false(scn_trace_point_has_pool(bad[i]));
+        assert_int_equal(scn_trace_point_b_unit(bad[i]), SCN_B_PLAIN);
+    }
+}
+
+/* `nth N` of a hold and of a fault: up to a million, inclusive. */
+static void nth_goes_up_to_a_million(void **state) {
+    scn_error e;
+    scn_scenario *s = parse("# purpose: x\nhold cancelled nth 1000000 for 1ms\nfault alloc nth 1000000\n"
+                            "thread A\n  tick\nend\n",
+                            &e);
+    (void)state;
+    if (!s) {
+        fail_msg("%d:%d: %s", e.line, e.col, e.msg);
+        return;
+    }
+    assert_int_equal(s->holds[0].nth, 1000000);
+    assert_int_equal(s->faults[0].nth, 1000000);
+    scn_free(s);
+    expect_error("# purpose: x\nhold cancelled nth 1000001 for 1ms\nthread A\n  tick\nend\n", 2, 20,
+                 "nth 1000001 is out of range (at most 1000000)");
+    expect_error("# purpose: x\nfault alloc nth 1000001\nthread A\n  tick\nend\n", 2, 17,
+                 "nth 1000001 is out of range (at most 1000000)");
+}
+
 /* `expect fail-fast [WORD] | deadlock | misuse [WORD]`: the word, when given,
  * is kept as the part of the reason / report the run must mention. */
 static void an_outcome_keeps_its_word(void **state) {
@@ -500,6 +565,9 @@ int main(void) {
         cmocka_unit_test(bad_input_is_located),
         cmocka_unit_test(a_periodic_is_armed_with_a_window),
         cmocka_unit_test(a_suggestion_counts_the_letters_deleted_from_the_front),
+        cmocka_unit_test(a_suggestion_counts_the_letters_inserted_at_the_front),
+        cmocka_unit_test(a_trace_point_index_outside_the_table_names_nothing),
+        cmocka_unit_test(nth_goes_up_to_a_million),
         cmocka_unit_test(nul_and_huge_lines_are_refused_not_crashed),
         cmocka_unit_test(every_corpus_file_parses),
         cmocka_unit_test(fail_fast_is_the_outcome_or_the_build),
