@@ -10,7 +10,9 @@
 
 #include "rt_sched.h"
 #include "scn_ast.h"
+#include "scn_report.h"
 #include "scn_run.h"
+#include "scn_text.h"
 
 static scn_scenario *parse(const char *text) {
     scn_error e;
@@ -256,6 +258,54 @@ static void the_full_trace_brackets_a_callback(void **state) {
     scn_free(s);
 }
 
+/* A fault with no `pool P` fails the nth matching call on any pool
+ * (scn_fault.pool -1), a private pool's included: not only the default
+ * pool, which is pools[0]. */
+static void a_fault_without_a_pool_fails_a_create_on_any_pool(void **state) {
+    scn_scenario *s = parse("# purpose: x\npool P private\nfault work-create nth 1\nwork W on P\n"
+                            "thread A\n  create W => ENOMEM\nend\nrequire fault work-create\n");
+    scn_run_out r;
+    (void)state;
+    run(s, 1, 0, NULL, &r);
+    if (!r.passed) fail_msg("%s", r.failures);
+    scn_run_out_free(&r);
+    scn_free(s);
+}
+
+/* A replay command's words go bare when they hold only [A-Za-z0-9_./:+,@%-]
+ * (scn_report.h), each range's ends included, and single-quoted otherwise:
+ * the characters just outside each range ('`' '{' '[' and the rest). */
+static void shell_words_are_quoted_only_when_needed(void **state) {
+    static const char *const bare[] = {"azAZ09", "z", "Z", "9", "a", "A", "0", "_./:+,@%-", "some/zz.scn"};
+    static const struct {
+        const char *w, *quoted;
+    } quoted[] = {
+        {"", "''"},
+        {"`", "'`'"},
+        {"{", "'{'"},
+        {"[", "'['"},
+        {"zz z", "'zz z'"},
+        {"x=1", "'x=1'"},
+        {"it's", "'it'\\''s'"},
+    };
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof bare / sizeof bare[0]; i++) {
+        scn_text t = {0};
+        scn_shell_word(&t, bare[i]);
+        if (!t.s || strcmp(t.s, bare[i]) != 0)
+            fail_msg("'%s' printed as %s, expected bare", bare[i], t.s ? t.s : "(nothing)");
+        scn_text_free(&t);
+    }
+    for (i = 0; i < sizeof quoted / sizeof quoted[0]; i++) {
+        scn_text t = {0};
+        scn_shell_word(&t, quoted[i].w);
+        if (!t.s || strcmp(t.s, quoted[i].quoted) != 0)
+            fail_msg("'%s' printed as %s, expected %s", quoted[i].w, t.s ? t.s : "(nothing)", quoted[i].quoted);
+        scn_text_free(&t);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_true_scenario_passes),
@@ -271,6 +321,8 @@ int main(void) {
         cmocka_unit_test(deadlock_is_reported_and_can_be_expected),
         cmocka_unit_test(an_op_on_a_closed_object_is_a_scenario_error),
         cmocka_unit_test(the_full_trace_brackets_a_callback),
+        cmocka_unit_test(a_fault_without_a_pool_fails_a_create_on_any_pool),
+        cmocka_unit_test(shell_words_are_quoted_only_when_needed),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     sched_release_cache();
