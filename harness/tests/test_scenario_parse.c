@@ -12,6 +12,7 @@
 
 #include "scn_ast.h"
 #include "scn_features.h"
+#include "scn_lex.h"
 #include "scn_suggest.h"
 
 static scn_scenario *parse(const char *text, scn_error *e) {
@@ -556,6 +557,48 @@ static void parses_requirements(void **state) {
                  "no pool-create fault is declared above");
 }
 
+/* scn_lex.h promises end_col is the column just past the last token, which
+ * for a line with none is its first column: an error "at the end" of such a
+ * line must still name a column an editor can go to, never 0.  The parser
+ * skips token-less lines today, so only the lexer itself shows it. */
+static void a_line_without_tokens_ends_at_column_one(void **state) {
+    static const char comment[] = "    # only a comment";
+    scn_line ln;
+    (void)state;
+    scn_lex_line("", 0, 7, &ln);
+    assert_int_equal(ln.ntok, 0);
+    assert_int_equal(ln.line, 7);
+    assert_int_equal(ln.end_col, 1);
+    scn_lex_line(comment, sizeof comment - 1, 8, &ln);
+    assert_int_equal(ln.ntok, 0);
+    assert_int_equal(ln.end_col, 1);
+    assert_int_equal(ln.bad_col, 0);
+}
+
+/* The cold-pool note (scn_note_severed_without_start_delay) must read both
+ * sides of an expect: `0 == severed(P)` depends on P severing as much as
+ * `severed(P) == 0` does.  Q's start-delay keeps the first expect from
+ * drawing it, so the note has to come from P on the right of the second. */
+static void a_severed_pool_on_the_right_draws_the_cold_pool_note(void **state) {
+    static const char text[] =
+        "# purpose: severed on the right-hand side\n"
+        "pool P private max 2\n"
+        "pool Q private max 2 start-delay 2ms\n"
+        "work W on P\n"
+        "thread A\n  submit W\nend\n"
+        "expect 0 == severed(Q)\n"
+        "expect 0 == severed(P)\n";
+    scn_error e;
+    scn_scenario *s = parse(text, &e);
+    (void)state;
+    if (!s) fail_msg("%d:%d: %s", e.line, e.col, e.msg);
+    assert_int_equal(s->expects[1].rhs.kind, SCN_TERM_SEVERED);
+    if (!strstr(s->note, "pool P has no start-delay")) fail_msg("note: '%s'", s->note);
+    assert_int_equal(s->note_line, 9);
+    assert_int_equal(s->note_col, 8);
+    scn_free(s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parses_requirements),
@@ -574,6 +617,8 @@ int main(void) {
         cmocka_unit_test(same_tick_is_expect_unhealed_not_the_field),
         cmocka_unit_test(an_outcome_keeps_its_word),
         cmocka_unit_test(the_most_callbacks_parse_and_free),
+        cmocka_unit_test(a_line_without_tokens_ends_at_column_one),
+        cmocka_unit_test(a_severed_pool_on_the_right_draws_the_cold_pool_note),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
