@@ -379,10 +379,31 @@ static void an_outcome_keeps_its_word(void **state) {
     }
 }
 
+/* Each text (a printf format given one thread block) parses, and `feature`
+ * is found at want[i], the line scn_feature_line reports (0: none). */
+static void check_feature_lines(scn_feature feature, const char *what, const char *const *texts, const int *want,
+                                size_t n) {
+    static const char body[] = "thread A\n  tick\nend\n";
+    size_t i;
+    for (i = 0; i < n; i++) {
+        char text[256];
+        scn_error e;
+        scn_scenario *s;
+        snprintf(text, sizeof text, texts[i], body);
+        s = parse(text, &e);
+        if (!s) {
+            fail_msg("%d:%d: %s", e.line, e.col, e.msg);
+            return;
+        }
+        if (scn_feature_line(s, feature) != want[i])
+            fail_msg("%s: %s feature line %d, expected %d", text, what, scn_feature_line(s, feature), want[i]);
+        scn_free(s);
+    }
+}
+
 /* A scenario's fail-fast is its outcome or its build (scn_features.c): a
  * backend that cannot end the process declines either, and nothing else. */
 static void fail_fast_is_the_outcome_or_the_build(void **state) {
-    static const char body[] = "thread A\n  tick\nend\n";
     static const char *const texts[] = {
         "# purpose: x\n%s",
         "# purpose: x\n%sexpect deadlock\n",
@@ -390,52 +411,21 @@ static void fail_fast_is_the_outcome_or_the_build(void **state) {
         "# purpose: x\nbuild fail-fast\n%s",
     };
     static const int want[] = {0, 0, -1, -1};
-    size_t i;
     (void)state;
-    for (i = 0; i < sizeof texts / sizeof texts[0]; i++) {
-        char text[256];
-        scn_error e;
-        scn_scenario *s;
-        snprintf(text, sizeof text, texts[i], body);
-        s = parse(text, &e);
-        if (!s) {
-            fail_msg("%d:%d: %s", e.line, e.col, e.msg);
-            return;
-        }
-        if (scn_feature_line(s, SCN_FEATURE_FAIL_FAST) != want[i])
-            fail_msg("%s: fail-fast feature line %d, expected %d", text, scn_feature_line(s, SCN_FEATURE_FAIL_FAST),
-                     want[i]);
-        scn_free(s);
-    }
+    check_feature_lines(SCN_FEATURE_FAIL_FAST, "fail-fast", texts, want, sizeof texts / sizeof texts[0]);
 }
 
 /* The same-tick limitation is `expect unhealed P`, the statement that opts a
  * pool out of the unhealed oracle (scn_features.c); an expression that only
  * reads P.unhealed leaves the oracle on and runs anywhere. */
 static void same_tick_is_expect_unhealed_not_the_field(void **state) {
-    static const char body[] = "thread A\n  tick\nend\n";
     static const char *const texts[] = {
         "# purpose: x\n%sexpect default.unhealed == 0\n",
         "# purpose: x\n%sexpect unhealed default\n",
     };
     static const int want[] = {0, 5};
-    size_t i;
     (void)state;
-    for (i = 0; i < sizeof texts / sizeof texts[0]; i++) {
-        char text[256];
-        scn_error e;
-        scn_scenario *s;
-        snprintf(text, sizeof text, texts[i], body);
-        s = parse(text, &e);
-        if (!s) {
-            fail_msg("%d:%d: %s", e.line, e.col, e.msg);
-            return;
-        }
-        if (scn_feature_line(s, SCN_FEATURE_SAME_TICK) != want[i])
-            fail_msg("%s: same-tick feature line %d, expected %d", text, scn_feature_line(s, SCN_FEATURE_SAME_TICK),
-                     want[i]);
-        scn_free(s);
-    }
+    check_feature_lines(SCN_FEATURE_SAME_TICK, "same-tick", texts, want, sizeof texts / sizeof texts[0]);
 }
 
 /* One callback block for each of the most objects a scenario may have:

@@ -31,6 +31,17 @@ static void run(const scn_scenario *s, uint64_t seed, int strategy, const char *
     assert_int_equal(scn_run(s, &o, out), 0);
 }
 
+/* Parses text, runs it once (seed 1, random) and fails with its report
+ * unless the run passed. */
+static void run_passes(const char *text) {
+    scn_scenario *s = parse(text);
+    scn_run_out r;
+    run(s, 1, 0, NULL, &r);
+    if (!r.passed) fail_msg("%s", r.failures);
+    scn_run_out_free(&r);
+    scn_free(s);
+}
+
 static const char cancel_and_heal[] =
     "# purpose: a cancellation on the default pool is repaired\n"
     "event E manual\n"
@@ -98,13 +109,8 @@ static void failures_are_capped_at_twenty(void **state) {
 /* The teardown cancels every start an io still has open, then runs it
  * down: the io oracle then finds each start completed or cancelled. */
 static void the_teardown_cancels_open_starts(void **state) {
-    scn_scenario *s = parse("# purpose: x\nio I\nthread A\n  start I\n  start I\nend\n");
-    scn_run_out r;
     (void)state;
-    run(s, 1, 0, NULL, &r);
-    if (!r.passed) fail_msg("%s", r.failures);
-    scn_run_out_free(&r);
-    scn_free(s);
+    run_passes("# purpose: x\nio I\nthread A\n  start I\n  start I\nend\n");
 }
 
 /* `require overlap A W`: A's wait is in flight while W's callback runs, and
@@ -262,14 +268,9 @@ static void the_full_trace_brackets_a_callback(void **state) {
  * (scn_fault.pool -1), a private pool's included: not only the default
  * pool, which is pools[0]. */
 static void a_fault_without_a_pool_fails_a_create_on_any_pool(void **state) {
-    scn_scenario *s = parse("# purpose: x\npool P private\nfault work-create nth 1\nwork W on P\n"
-                            "thread A\n  create W => ENOMEM\nend\nrequire fault work-create\n");
-    scn_run_out r;
     (void)state;
-    run(s, 1, 0, NULL, &r);
-    if (!r.passed) fail_msg("%s", r.failures);
-    scn_run_out_free(&r);
-    scn_free(s);
+    run_passes("# purpose: x\npool P private\nfault work-create nth 1\nwork W on P\n"
+               "thread A\n  create W => ENOMEM\nend\nrequire fault work-create\n");
 }
 
 /* A replay command's words go bare when they hold only [A-Za-z0-9_./:+,@%-]

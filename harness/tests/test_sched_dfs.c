@@ -471,6 +471,7 @@ static void dfs_forced_fair_steps_are_no_nodes(void **state) {
 typedef struct por_stats {
     uint64_t runs, traces, failures;
     bool complete;
+    size_t hcap; /* the object table's slots at the end (--por) */
 } por_stats;
 
 /* Runs the whole bounded search (plain or reduced) and counts the runs
@@ -500,6 +501,7 @@ static por_stats explore_runs(unsigned bound, bool por, rt_thread_fn fn, void *a
     st.runs = sched_dfs_runs(d);
     st.traces = por ? sched_dfs_traces(d) : st.runs;
     st.complete = sched_dfs_complete(d);
+    st.hcap = d->hcap;
     sched_dfs_free(d);
     return st;
 }
@@ -888,7 +890,22 @@ typedef struct three_orders {
     uint32_t x;
     int n;
     char order[4];
+    int seen[6]; /* runs per order, across the search (not reset) */
 } three_orders;
+static const char *const tho_orders[] = {"abc", "acb", "bac", "bca", "cab", "cba"};
+static void tho_reset(void *p) {
+    three_orders *t = (three_orders *)p;
+    t->x = 0;
+    t->n = 0;
+    memset(t->order, 0, sizeof t->order);
+}
+static bool tho_tally(void *p) {
+    three_orders *t = (three_orders *)p;
+    unsigned i;
+    for (i = 0; i < 6; i++)
+        if (strcmp(t->order, tho_orders[i]) == 0) t->seen[i]++;
+    return false;
+}
 static void tho_w(void *p) {
     three_orders *t = (three_orders *)p;
     rt_access(&t->x, RT_WRITE);
@@ -902,32 +919,16 @@ static void tho_main(void *p) {
 }
 
 static void por_starts_every_run_with_fresh_clocks(void **state) {
-    static const char *const orders[] = {"abc", "acb", "bac", "bca", "cab", "cba"};
-    int seen[6] = {0};
     three_orders t;
-    sched_dfs *d = sched_dfs_new(0);
+    por_stats st;
     unsigned i;
     (void)state;
-    assert_non_null(d);
-    sched_dfs_set_por(d, true);
-    do {
-        sched_options o;
-        sched_result r;
-        sched_options_default(&o);
-        o.strategy = SCHED_STRATEGY_DFS;
-        o.dfs = d;
-        memset(&t, 0, sizeof t);
-        assert_int_equal(sched_run(&o, tho_main, &t, &r), 0);
-        assert_int_equal(r.status, SCHED_OK);
-        sched_result_free(&r);
-        for (i = 0; i < 6; i++)
-            if (strcmp(t.order, orders[i]) == 0) seen[i]++;
-    } while (sched_dfs_advance(d));
-    assert_true(sched_dfs_complete(d));
-    assert_int_equal(sched_dfs_runs(d), 6);
-    assert_int_equal(sched_dfs_traces(d), 6);
-    for (i = 0; i < 6; i++) assert_int_equal(seen[i], 1);
-    sched_dfs_free(d);
+    memset(&t, 0, sizeof t);
+    st = explore_por(0, true, tho_main, &t, tho_reset, tho_tally);
+    assert_true(st.complete);
+    assert_int_equal(st.runs, 6);
+    assert_int_equal(st.traces, 6);
+    for (i = 0; i < 6; i++) assert_int_equal(t.seen[i], 1);
 }
 
 /* A run touching more objects than the object table was made for: the
@@ -970,31 +971,19 @@ static void many_main(void *p) {
     (void)rt_spawn("b", many_b, p, false);
 }
 
+static void many_reset(void *p) { memset(p, 0, sizeof(many_objects)); }
+static bool many_b_first(void *p) { return ((many_objects *)p)->order[0] == 'b'; }
+
 static void por_finds_objects_again_after_the_table_grows(void **state) {
     many_objects *m = calloc(1, sizeof *m);
-    sched_dfs *d = sched_dfs_new(0);
-    uint64_t b_first = 0;
+    por_stats st;
     (void)state;
     assert_non_null(m);
-    assert_non_null(d);
-    sched_dfs_set_por(d, true);
-    do {
-        sched_options o;
-        sched_result r;
-        sched_options_default(&o);
-        o.strategy = SCHED_STRATEGY_DFS;
-        o.dfs = d;
-        memset(m, 0, sizeof *m);
-        assert_int_equal(sched_run(&o, many_main, m, &r), 0);
-        assert_int_equal(r.status, SCHED_OK);
-        sched_result_free(&r);
-        b_first += m->order[0] == 'b';
-    } while (sched_dfs_advance(d));
-    assert_true(sched_dfs_complete(d));
-    assert_true(d->hcap > 1024); /* the table grew: the path under test ran */
-    assert_int_equal(sched_dfs_traces(d), 2);
-    assert_int_equal(b_first, 1);
-    sched_dfs_free(d);
+    st = explore_por(0, true, many_main, m, many_reset, many_b_first);
+    assert_true(st.complete);
+    assert_true(st.hcap > 1024); /* the table grew: the path under test ran */
+    assert_int_equal(st.traces, 2);
+    assert_int_equal(st.failures, 1); /* B first in one */
     free(m);
 }
 
