@@ -105,11 +105,58 @@ static void a_false_expectation_is_reported(void **state) {
         "expect");
 }
 
+/* P's one worker is busy in W's callback past the settle, so the repair the
+ * cancellation on P submitted is still queued behind it at quiescence. */
+static void an_outstanding_repair_at_quiescence_is_reported(void **state) {
+    (void)state;
+    expect_every_run_reports(
+        "# purpose: self-test: a repair queued past quiescence trips the outstanding oracle\n"
+        "pool P private max 1\n"
+        "work W on P\n"
+        "callback W\n"
+        "  sleep 30s\n"
+        "end\n"
+        "event E manual\n"
+        "wait X event E on P\n"
+        "thread A\n"
+        "  submit W\n"
+        "  sleep 1ms\n"
+        "  arm X\n"
+        "  signal E\n"
+        "  try_cancel_pending X\n"
+        "end\n",
+        "oracle: pool P has 1 repairs outstanding at quiescence");
+}
+
+/* The default pool severs (its worker starts late, the cancellation lands
+ * first) and its repair is held: Y's packet is still queued on the severed
+ * pool at quiescence. */
+static void a_severed_pool_with_queued_callbacks_is_reported(void **state) {
+    (void)state;
+    expect_every_run_reports(
+        "# purpose: self-test: a severed pool never repaired trips the severed-pool oracle\n"
+        "pool default start-delay 1ms\n"
+        "hold repair-submitted pool default for 30s\n"
+        "event E manual\n"
+        "event F manual set\n"
+        "wait X event E\n"
+        "wait Y event F\n"
+        "thread A\n"
+        "  arm X\n"
+        "  signal E\n"
+        "  try_cancel_pending X\n"
+        "  arm Y\n"
+        "end\n",
+        "oracle: a pool is severed with callbacks queued at quiescence");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(unhealed_pool_at_quiescence_is_reported),
         cmocka_unit_test(an_entry_left_after_teardown_is_reported),
         cmocka_unit_test(a_false_expectation_is_reported),
+        cmocka_unit_test(an_outstanding_repair_at_quiescence_is_reported),
+        cmocka_unit_test(a_severed_pool_with_queued_callbacks_is_reported),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -40,7 +40,9 @@ int __wrap_sched_bench_pct(unsigned bug_depth, unsigned pct_depth, uint64_t runs
                            sched_bench_pct_out *out);
 
 static uint64_t runs_begun, freed;
-static bool refuse_dfs; /* scn_run refuses a run of the DFS strategy */
+static bool refuse_dfs;    /* scn_run refuses a run of the DFS strategy */
+static bool refuse_seeded; /* ... of a seeded strategy (random, PCT) */
+static bool pct_fails;     /* sched_bench_pct reports a run that did not end normally */
 
 /* The steps scn_run reported: the first `seeded_wanted` runs of a seeded
  * strategy (the reference race's, which the bench runs first) and every
@@ -58,7 +60,7 @@ void __wrap_scn_free(scn_scenario *s) {
 
 int __wrap_scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
     runs_begun++;
-    if (refuse_dfs && o->strategy == SCHED_STRATEGY_DFS) {
+    if ((refuse_dfs && o->strategy == SCHED_STRATEGY_DFS) || (refuse_seeded && o->strategy != SCHED_STRATEGY_DFS)) {
         memset(out, 0, sizeof *out);
         out->bad_options = true;
         return -1;
@@ -91,6 +93,10 @@ int __wrap_sched_bench_pct(unsigned bug_depth, unsigned pct_depth, uint64_t runs
         pct_calls[npct_calls].runs = runs;
     }
     npct_calls++;
+    if (pct_fails) {
+        memset(out, 0, sizeof *out);
+        return -1;
+    }
     return __real_sched_bench_pct(bug_depth, pct_depth, runs, first_seed, out);
 }
 
@@ -173,12 +179,41 @@ static void the_points_per_run_are_the_runs_steps(void **state) {
     expect_line(out, "DFS runs", want);
 }
 
+/* A seeded run the runner refuses counts as failed, not as run, in the
+ * reference race's and the memory scenario's tallies, and fails the bench. */
+static void a_refused_seeded_run_fails_the_bench(void **state) {
+    static char out[8192];
+    (void)state;
+    refuse_seeded = true;
+    assert_int_equal(bench_main_captured(2, out, sizeof out), 1);
+    refuse_seeded = false;
+    expect_line(out, "seeded runs", "seeds 0..1 (random and PCT alternately), 0 runs, 2 failed\n");
+    expect_line(out, "memory runs", "-thread scenario, 0 runs (200 failed)\n"); /* MEM_SEEDS */
+}
+
+/* A PCT measurement whose runs did not all end normally prints that in
+ * place of its hit line, goes on to the next depth, and fails the bench. */
+static void a_pct_run_that_did_not_end_fails_the_bench(void **state) {
+    static char out[8192];
+    (void)state;
+    pct_fails = true;
+    npct_calls = 0;
+    assert_int_equal(bench_main_captured(2, out, sizeof out), 1);
+    pct_fails = false;
+    assert_int_equal(npct_calls, 2);
+    expect_line(out, "depth 2", "pct: depth-2 bug: a run did not end normally\n");
+    expect_line(out, "depth 3", "pct: depth-3 bug: a run did not end normally\n");
+    if (strstr(out, "bug, n=")) fail_msg("a hit line for a failed measurement:\n%s", out);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_rate_is_the_timed_runs_over_their_clock),
         cmocka_unit_test(a_refused_dfs_run_fails_the_bench),
         cmocka_unit_test(the_pct_lines_run_the_documented_counts),
         cmocka_unit_test(the_points_per_run_are_the_runs_steps),
+        cmocka_unit_test(a_refused_seeded_run_fails_the_bench),
+        cmocka_unit_test(a_pct_run_that_did_not_end_fails_the_bench),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     sched_release_cache();

@@ -307,6 +307,148 @@ static void shell_words_are_quoted_only_when_needed(void **state) {
     }
 }
 
+/* Parses text, runs it once (seed 1, random) and fails unless the run failed
+ * with `needle` in its report. */
+static void run_fails_with(const char *text, const char *needle) {
+    scn_scenario *s = parse(text);
+    scn_run_out r;
+    run(s, 1, 0, NULL, &r);
+    if (r.passed || !r.failures || !strstr(r.failures, needle))
+        fail_msg("expected a failure mentioning '%s', got: %s", needle, r.passed ? "(passed)" : r.failures);
+    scn_run_out_free(&r);
+    scn_free(s);
+}
+
+/* A pool's stall setting reaches the model (pool/model.c): the same
+ * cancellation on a cold pool (its worker starts 1 ms late) severs a pool
+ * set `always` and never one set `never` -- the default pool's own default
+ * is `always`, a private pool's `never`, so each is set against its
+ * default.  `!=` and `==` read severed() both ways. */
+static void a_stall_setting_decides_whether_a_cold_pool_severs(void **state) {
+    (void)state;
+    run_passes("# purpose: x\npool default stall never start-delay 1ms\nevent E manual\nwait X event E\n"
+               "thread A\n  arm X\n  signal E\n  try_cancel_pending X\n  assert severed(default) == 0\nend\n"
+               "expect severed(default) == 0\n");
+    run_passes("# purpose: x\npool P private stall always start-delay 1ms\nevent E manual\nwait X event E on P\n"
+               "thread A\n  arm X\n  signal E\n  try_cancel_pending X\n  assert severed(P) != 0\nend\n");
+    run_fails_with("# purpose: x\npool P private stall always start-delay 1ms\nevent E manual\nwait X event E on P\n"
+                   "thread A\n  arm X\n  signal E\n  try_cancel_pending X\n  assert severed(P) != 1\nend\n",
+                   "line 9: assert `severed ( P ) != 1` failed (left 1, right 1)");
+}
+
+/* `now` is the run's virtual time: a thread that slept 10 ms reads at least
+ * that, and virtual time moves 1 us a scheduling point, not a second. */
+static void now_is_virtual_time(void **state) {
+    (void)state;
+    run_passes("# purpose: x\nthread A\n  sleep 10ms\n  assert now >= 10ms\n  assert now < 1s\nend\n");
+}
+
+/* An event lent to an open wait cannot be closed (the wait would arm on a
+ * dead handle): reported at the close's line, and the close not performed.
+ * Once the wait is closed, or when the open wait watches another event, the
+ * close goes through. */
+static void an_event_under_an_open_wait_stays_open(void **state) {
+    (void)state;
+    run_fails_with("# purpose: x\nevent E\nwait X event E\nthread A\n  close E\nend\n",
+                   "line 5: A: `close E` while a wait on it is still open");
+    run_passes("# purpose: x\nevent E\nwait X event E\nthread A\n  close X\n  close E\nend\n");
+    run_passes("# purpose: x\nevent E\nevent F\nwait X event F\nthread A\n  close E\nend\n");
+}
+
+/* A wait created after its event was closed is refused, naming the wait's
+ * declaration and the event: the core is never handed the dead handle. */
+static void a_wait_on_a_closed_event_is_not_created(void **state) {
+    (void)state;
+    run_fails_with("# purpose: x\nevent E\nwait X event E\nthread A\n  close E\n  create X => EINVAL\nend\n",
+                   "line 3: wait X: its event E is not open");
+}
+
+/* The untracked cancel removes the queued callback as the tracked one does,
+ * and records no cancellation for the healer. */
+static void cancel_untracked_cancels_without_a_record(void **state) {
+    (void)state;
+    run_passes("# purpose: x\npool default stall never start-delay 1ms\nevent E manual\nwait X event E\n"
+               "thread A\n  arm X\n  signal E\n  cancel_untracked X\n  sleep 10ms\nend\n"
+               "expect calls(X) == 0\nexpect count(cancelled) == 0\n");
+}
+
+/* A disarmed wait does not run when its event is signalled after. */
+static void a_disarmed_wait_does_not_run(void **state) {
+    (void)state;
+    run_passes("# purpose: x\nevent E manual\nwait X event E\nthread A\n  arm X\n  disarm X\n  signal E\n"
+               "  sleep 10ms\nend\nexpect calls(X) == 0\n");
+}
+
+/* `wait T` drains the timer's running callback: it blocks until the
+ * callback's 20 ms sleep is over. */
+static void waiting_on_a_timer_drains_its_callback(void **state) {
+    (void)state;
+    run_passes("# purpose: x\ntimer T\ncallback T\n  sleep 20ms\nend\nthread A\n  arm T after 1ms\n"
+               "  sleep 5ms\n  wait T as w\n  assert calls(T) == 1\nend\nexpect blocked(w) >= 15ms\n");
+}
+
+/* A periodic armed with a window starts after its period when no `after`
+ * is given, after `after` when one is: in 35 ms of a 10 ms period with a 1 ms
+ * window, 3 callbacks either way (10, 20, 30 ms; 5, 15, 25 ms).  Stopped
+ * (`disarm`), drained (`wait`), or left running for the teardown to stop. */
+static void a_periodic_with_a_window_keeps_its_period(void **state) {
+    (void)state;
+    run_passes("# purpose: x\nperiodic R period 10ms\nthread A\n  arm R window 1ms\n  sleep 35ms\n  disarm R\n"
+               "  wait R\nend\nexpect calls(R) == 3\n");
+    run_passes("# purpose: x\nperiodic R period 10ms\nthread A\n  arm R after 5ms window 1ms\n  sleep 28ms\n"
+               "  disarm R\n  wait R\nend\nexpect calls(R) == 3\n");
+    run_passes("# purpose: x\nperiodic R period 10ms\nthread A\n  arm R window 1ms\n  sleep 35ms\nend\n"
+               "expect calls(R) >= 3\n");
+}
+
+/* Members a scenario leaves in a group are released through the group at
+ * teardown, and then not closed again one by one. */
+static void the_teardown_releases_a_groups_members(void **state) {
+    (void)state;
+    run_passes("# purpose: x\ngroup G\nwork W in G\ntimer T in G\nthread A\n  submit W\n  wait W\nend\n"
+               "expect calls(W) == 1\n");
+}
+
+/* Native mode declines what only the controlled scheduler can run: an
+ * expected deadlock (a hang on OS threads), and `expect unhealed` (a
+ * same-tick coincidence in real time), named at its line. */
+static void native_mode_declines_deadlocks_and_same_tick(void **state) {
+    static const struct {
+        const char *text, *why;
+    } cases[] = {
+        {"# purpose: x\nthread A\n  tick\nend\nexpect deadlock\n", "a deadlock on OS threads hangs for good"},
+        {"# purpose: x\nthread A\n  tick\nend\nexpect unhealed default\n",
+         "line 5: `expect unhealed` shows a repair starting in its cancellation's clock tick, which virtual time "
+         "makes certain and real time rare"},
+    };
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        scn_scenario *s = parse(cases[i].text);
+        scn_run_opts o;
+        scn_run_out r;
+        memset(&o, 0, sizeof o);
+        o.seed = 1;
+        o.native = true;
+        assert_int_equal(scn_run(s, &o, &r), 0);
+        assert_non_null(r.declined);
+        assert_string_equal(r.declined, cases[i].why);
+        assert_null(r.failures);
+        assert_null(r.schedule);
+        scn_run_out_free(&r);
+        scn_free(s);
+    }
+}
+
+/* `expect misuse WORD`: a misuse report without WORD fails the run. */
+static void a_misuse_without_its_word_fails(void **state) {
+    static const char text[] = "# purpose: x\nio I\nthread A\n  complete I => EINVAL\nend\nexpect misuse %s\n";
+    char buf[256];
+    (void)state;
+    snprintf(buf, sizeof buf, text, "no-such-word");
+    run_fails_with(buf, "expected a misuse report mentioning 'no-such-word'\n");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_true_scenario_passes),
@@ -324,6 +466,17 @@ int main(void) {
         cmocka_unit_test(the_full_trace_brackets_a_callback),
         cmocka_unit_test(a_fault_without_a_pool_fails_a_create_on_any_pool),
         cmocka_unit_test(shell_words_are_quoted_only_when_needed),
+        cmocka_unit_test(a_stall_setting_decides_whether_a_cold_pool_severs),
+        cmocka_unit_test(now_is_virtual_time),
+        cmocka_unit_test(an_event_under_an_open_wait_stays_open),
+        cmocka_unit_test(a_wait_on_a_closed_event_is_not_created),
+        cmocka_unit_test(cancel_untracked_cancels_without_a_record),
+        cmocka_unit_test(a_disarmed_wait_does_not_run),
+        cmocka_unit_test(waiting_on_a_timer_drains_its_callback),
+        cmocka_unit_test(a_periodic_with_a_window_keeps_its_period),
+        cmocka_unit_test(the_teardown_releases_a_groups_members),
+        cmocka_unit_test(native_mode_declines_deadlocks_and_same_tick),
+        cmocka_unit_test(a_misuse_without_its_word_fails),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     sched_release_cache();
