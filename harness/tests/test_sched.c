@@ -15,6 +15,7 @@
 #include <sys/resource.h>
 #endif
 
+#include "sched_strategy.h"
 #include "test_sched_util.h"
 
 static void counter_run_completes_with_every_increment(void **state) {
@@ -571,8 +572,84 @@ static void golden_run_is_stable_across_builds(void **state) {
     sched_result_free(&r);
 }
 
+/* ---- a blocked report taken between a lock's release and its next owner -- */
+
+static rt_lock handoff_lock;
+
+static void handoff_waiter(void *p) {
+    (void)p;
+    rt_lock_acquire(&handoff_lock);
+    rt_lock_release(&handoff_lock);
+}
+
+/* main holds the lock while two waiters queue on it (its sleep lets both
+ * block), then releases it -- the release wakes the first, the second still
+ * waits for a lock nobody holds -- and ends the process.  Whether the woken
+ * waiter runs first is the seed's choice: on some seeds the process ends
+ * with the second waiter queued on the free lock. */
+static void handoff_main(void *p) {
+    (void)p;
+    rt_lock_acquire(&handoff_lock);
+    rt_spawn("w1", handoff_waiter, NULL, false);
+    rt_spawn("w2", handoff_waiter, NULL, false);
+    rt_sleep_until(rt_now() + 1000);
+    rt_lock_release(&handoff_lock);
+    end_process("ended mid-handoff");
+}
+
+static void a_waiter_for_a_released_lock_is_reported_free(void **state) {
+    sched_options o;
+    sched_result r;
+    uint64_t seed;
+    int free_seen = 0;
+    (void)state;
+    for (seed = 1; seed <= 200; seed++) {
+        memset(&handoff_lock, 0, sizeof handoff_lock);
+        sched_options_default(&o);
+        o.seed = seed;
+        sched_run(&o, handoff_main, NULL, &r);
+        assert_int_equal(r.status, SCHED_PROCESS_ENDED);
+        assert_non_null(r.blocked_report);
+        if (strstr(r.blocked_report, " (free, wake-up pending)\n")) {
+            /* the first waiter queued was woken; the other is queued still, nobody owns the lock */
+            bool w1_free = strstr(r.blocked_report, "thread 2 \"w1\": wants lock#1 (free, wake-up pending)\n") != NULL;
+            bool w2_free = strstr(r.blocked_report, "thread 3 \"w2\": wants lock#1 (free, wake-up pending)\n") != NULL;
+            if (w1_free == w2_free ||
+                !strstr(r.blocked_report, w1_free ? "thread 3 \"w2\": runnable\n" : "thread 2 \"w1\": runnable\n"))
+                fail_msg("seed %llu: %s", (unsigned long long)seed, r.blocked_report);
+            free_seen++;
+        } else if (strstr(r.blocked_report, "wants lock#") && !strstr(r.blocked_report, "held by thread 1 \"main\"")) {
+            fail_msg("seed %llu: a waiter on a lock neither free nor main's: %s", (unsigned long long)seed,
+                     r.blocked_report);
+        }
+        sched_result_free(&r);
+    }
+    if (free_seen == 0) fail_msg("no seed of 200 ended with a waiter on the free lock");
+}
+
+/* Every status and strategy by its name in reports and on the command line;
+ * "?" outside the enums, and the random strategy for an unknown kind. */
+static void statuses_and_strategies_have_names(void **state) {
+    (void)state;
+    assert_string_equal(sched_status_name(SCHED_OK), "ok");
+    assert_string_equal(sched_status_name(SCHED_DEADLOCK), "deadlock");
+    assert_string_equal(sched_status_name(SCHED_LIVELOCK), "livelock");
+    assert_string_equal(sched_status_name(SCHED_PROCESS_ENDED), "process-ended");
+    assert_string_equal(sched_status_name(SCHED_REPLAY_DIVERGED), "replay-diverged");
+    assert_string_equal(sched_status_name(SCHED_MISUSE), "misuse");
+    assert_string_equal(sched_status_name((sched_status)99), "?");
+    assert_string_equal(sched_strategy_name(SCHED_STRATEGY_RANDOM), "random");
+    assert_string_equal(sched_strategy_name(SCHED_STRATEGY_PCT), "pct");
+    assert_string_equal(sched_strategy_name(SCHED_STRATEGY_DFS), "dfs");
+    assert_string_equal(sched_strategy_name(SCHED_STRATEGY_COUNT), "?");
+    assert_ptr_equal(sched_strategy_for(SCHED_STRATEGY_COUNT), sched_strategy_for(SCHED_STRATEGY_RANDOM));
+    assert_ptr_not_equal(sched_strategy_for(SCHED_STRATEGY_PCT), sched_strategy_for(SCHED_STRATEGY_RANDOM));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_waiter_for_a_released_lock_is_reported_free),
+        cmocka_unit_test(statuses_and_strategies_have_names),
         cmocka_unit_test(counter_run_completes_with_every_increment),
         cmocka_unit_test(same_seed_same_interleaving),
         cmocka_unit_test(different_seeds_different_interleavings),

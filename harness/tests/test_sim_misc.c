@@ -547,8 +547,37 @@ static void test_queries_without_process(void **st) {
     assert_false(sim_process_active());
 }
 
+/* Outside a simulated process the core's allocations are plain blocks,
+ * tracked by no process: allocated, written, freed, and counted nowhere. */
+static void test_alloc_outside_a_process_is_untracked(void **state) {
+    unsigned char *p;
+    (void)state;
+    assert_false(sim_process_active());
+    p = (unsigned char *)tph_os_alloc(64);
+    assert_non_null(p);
+    memset(p, 0xa5, 64);
+    assert_int_equal(p[63], 0xa5);
+    tph_os_free(p);
+    tph_os_free(NULL);
+    assert_false(sim_process_active());
+    assert_int_equal(sim_core_blocks_live(), 0);
+}
+
+/* Each fault site by its scenario word; "?" past the sites. */
+static void test_fault_kinds_have_names(void **state) {
+    static const char *const want[SIM_FAULT_KIND_COUNT] = {
+        "alloc", "pool-create", "work-create", "wait-create", "timer-create", "io-create", "group-create",
+        "event-create"};
+    int k;
+    (void)state;
+    for (k = 0; k < SIM_FAULT_KIND_COUNT; k++) assert_string_equal(sim_fault_kind_name((sim_fault_kind)k), want[k]);
+    assert_string_equal(sim_fault_kind_name(SIM_FAULT_KIND_COUNT), "?");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_alloc_outside_a_process_is_untracked),
+        cmocka_unit_test(test_fault_kinds_have_names),
         cmocka_unit_test(test_io_accounting),
         cmocka_unit_test(test_io_cancel_drops_completions),
         cmocka_unit_test(test_io_freed_by_last_cancel),
