@@ -124,7 +124,7 @@ bool scn_parse_op(scn_parser *p, scn_block *b, int depth, bool in_callback, int 
             }
         }
         if (op->forever && op->has_time)
-            return scn_error_tok(p, op->col - 1, "`timeout` and `forever` together");
+            return scn_error_tok(p, 0, "`timeout` and `forever` together"); /* at the op, token 0 */
         if (ok == SCN_OBJ_WAIT && !op->has_time) op->forever = true;
         break;
     }

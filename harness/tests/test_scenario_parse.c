@@ -237,6 +237,98 @@ static void bad_input_is_located(void **state) {
     expect_error("# purpose: x\nsubmit W\n", 2, 1, "operation 'submit' outside a thread or callback block");
 }
 
+/* Messages no edit of the corpus reaches (test_scenario_edits.c derives its
+ * inputs from scenarios/, whose files never name a pool twice, nest a group,
+ * and so on): each one here, at its word. */
+static void rare_bad_input_is_located(void **state) {
+    static const char thread[] = "thread A\n  tick\nend\n";
+    char text[512];
+    (void)state;
+    expect_error("# purpose: x\nevent E\ncallback E\n  tick\nend\n", 3, 10, "a event has no callback");
+    expect_error("# purpose: x\nwork W\ncallback W\n  tick\nend\ncallback W\n  tick\nend\n", 6, 10,
+                 "W already has a callback block");
+    expect_error("# purpose: x\nwork W\nthread A\n  tick\nend\nexpect calls(W\n", 6, 15,
+                 "expected ')' before the end of the line");
+    expect_error("# purpose: x\nwork W\nwork V on W\n", 3, 11, "'W' is not a pool");
+    expect_error("# purpose: x\nthread A\n  await api/cancelled\nend\n", 3, 9,
+                 "trace point 'api/cancelled' is heal/cancelled");
+    expect_error("# purpose: x\npool P private min 3 max 2\n", 2, 1, "pool P: min 3 is above max 2");
+    expect_error("# purpose: x\npool P private\nwork W on P on P\n", 3, 13, "W is already placed");
+    expect_error("# purpose: x\ngroup G\nwork W on default in G\n", 3, 19, "W is already placed");
+    expect_error("# purpose: x\ngroup G\ngroup H in G\n", 3, 9, "a group cannot be in a group");
+    expect_error("# purpose: x\nwork V\nwork W in V\n", 3, 11, "'V' is a work, not a group");
+    expect_error("# purpose: x\nwork V\nwait X event V\n", 3, 14, "'V' is a work, not an event");
+    expect_error("# purpose: x\nperiodic R period 999us\n", 2, 19, "period must be at least 1ms");
+    expect_error("# purpose: x\ngroup G\nwork W in G\nthread A\n  create G\n  create W\nend\n", 6, 10,
+                 "W's group is created by a thread: create W in main");
+    expect_error("# purpose: x\nthread A\nrepeat 1\nrepeat 1\nrepeat 1\nrepeat 1\nrepeat 1\nrepeat 1\nrepeat 1\n"
+                 "repeat 1\n",
+                 10, 1, "repeat nested too deeply (at most 7)");
+    expect_error("# purpose: x\nthread A\n  await healer-tick pool default\nend\n", 3, 21,
+                 "trace point healer-tick carries no pool");
+    expect_error("# purpose: x\nthread A\n  tick as a as b\nend\n", 3, 13, "an operation has one label");
+    expect_error("# purpose: x\nevent E\nthread A\n  tick\nend\nexpect calls(E) == 1\n", 6, 14,
+                 "a event has no callback to count");
+    expect_error("# purpose: x\nwork W\nthread A\n  tick\nend\nexpect outstanding(W) == 0\n", 6, 20,
+                 "outstanding(..) counts an io's open starts, and W is a work");
+    snprintf(text, sizeof text, "# purpose: x\n%sexpect Q.outstanding == 0\n", thread);
+    expect_error(text, 5, 8, "undefined pool 'Q'");
+    snprintf(text, sizeof text, "# purpose: x\n%sexpect healer-tick before cancelled pool default\n", thread);
+    expect_error(text, 5, 37, "both trace points must carry a pool to filter by one");
+    expect_error("# purpose: x\nhold healer-tick pool default for 1ms\n", 2, 18,
+                 "trace point healer-tick carries no pool");
+    expect_error("# purpose: x\nhold cancelled until healer-tick pool default\n", 2, 34,
+                 "trace point healer-tick carries no pool");
+    snprintf(text, sizeof text, "# purpose: x\nevent E\n%srequire overlap A E\n", thread);
+    expect_error(text, 6, 19, "a event runs no callback to overlap with");
+    snprintf(text, sizeof text, "# purpose: x\n%srequire hold cancelled\n", thread);
+    expect_error(text, 5, 14, "no hold on cancelled is declared above");
+    expect_error("# purpose: x\nwork W\xc3\xa9\n", 2, 7, "unexpected character (not printable ASCII)");
+    expect_error("# purpose: x\nthread A\n  sleep 3601s\nend\n", 3, 9,
+                 "bad duration '3601s' for sleep: duration longer than one virtual hour");
+}
+
+/* `head`, then `line` n times, then `tail`: `line` is a format given the
+ * line's index, which it may leave unused (C11 7.21.6.1: ignored). */
+static void build_repeated(char *buf, size_t size, const char *head, const char *line, int n, const char *tail) {
+    size_t at = (size_t)snprintf(buf, size, "%s", head);
+    int i;
+    for (i = 0; i < n && at < size; i++) at += (size_t)snprintf(buf + at, size - at, line, i);
+    if (at < size) at += (size_t)snprintf(buf + at, size - at, "%s", tail);
+    assert_true(at < size);
+}
+
+/* Every bound of scn_parse_internal.h (and the lexer's words per line) is
+ * reported at the first line past it, at the word that goes over. */
+static void each_limit_is_reported_at_the_first_line_past_it(void **state) {
+    static char text[40000];
+    static const char thread[] = "thread A\n  tick\nend\n";
+    (void)state;
+    build_repeated(text, sizeof text, "# purpose: x\n", "thread T%d\n  tick\nend\n", 33, "");
+    expect_error(text, 98, 8, "too many threads (at most 32)");
+    build_repeated(text, sizeof text, "# purpose: x\n", "pool P%d private\n", 32, thread);
+    expect_error(text, 33, 6, "too many pools (at most 32)");
+    build_repeated(text, sizeof text, "# purpose: x\n", "work W%d\n", 257, thread);
+    expect_error(text, 258, 6, "too many objects (at most 256)");
+    build_repeated(text, sizeof text, "# purpose: x\nthread A\n", "  tick\n", 4097, "end\n");
+    expect_error(text, 4099, 3, "too many operations (at most 4096)");
+    build_repeated(text, sizeof text, "# purpose: x\nthread A\n  tick\nend\n", "require trace cancelled\n", 33, "");
+    expect_error(text, 37, 1, "too many requirements (at most 32)");
+    build_repeated(text, sizeof text, "# purpose: x\n", "a ", 49, "\n");
+    expect_error(text, 2, 97, "too many words on one line");
+}
+
+/* `timeout` and `forever` together is reported at the operation however the
+ * line is indented: the column once came from the op's column read as a
+ * token index, so six spaces of indent moved it to the end of the line. */
+static void timeout_and_forever_are_located_at_the_operation(void **state) {
+    (void)state;
+    expect_error("# purpose: x\nevent E\nwait X event E\nthread A\n  arm X timeout 1ms forever\nend\n", 5, 3,
+                 "`timeout` and `forever` together");
+    expect_error("# purpose: x\nevent E\nwait X event E\nthread A\n      arm X forever timeout 1ms\nend\n", 5, 7,
+                 "`timeout` and `forever` together");
+}
+
 /* `arm R [after D] [window D]`: a periodic takes a window as a timer does */
 static void a_periodic_is_armed_with_a_window(void **state) {
     scn_error e;
@@ -472,6 +564,23 @@ static void nul_and_huge_lines_are_refused_not_crashed(void **state) {
     assert_non_null(strstr(e.msg, "too long"));
 }
 
+/* scn_parse_file stops reading at 16 MiB and reports it at line 0 rather
+ * than parse it: /dev/zero, a file that never ends, without writing one. */
+static void a_file_past_16_mib_is_refused_at_line_0(void **state) {
+#if defined(_WIN32)
+    (void)state;
+    skip();
+#else
+    scn_error e;
+    scn_scenario *s = scn_parse_file("/dev/zero", &e);
+    (void)state;
+    assert_null(s);
+    assert_int_equal(e.line, 0);
+    assert_int_equal(e.col, 0);
+    assert_string_equal(e.msg, "file larger than 16 MiB");
+#endif
+}
+
 static void every_corpus_file_parses(void **state) {
     static const char *const names[] = {
         "retire-waits-for-running-repair.scn", "many-pools-churn.scn", "overdue-retry-two-outstanding.scn",
@@ -596,6 +705,9 @@ int main(void) {
         cmocka_unit_test(keywords_accept_dash_or_underscore),
         cmocka_unit_test(same_text_same_hash_other_text_other_hash),
         cmocka_unit_test(bad_input_is_located),
+        cmocka_unit_test(rare_bad_input_is_located),
+        cmocka_unit_test(each_limit_is_reported_at_the_first_line_past_it),
+        cmocka_unit_test(timeout_and_forever_are_located_at_the_operation),
         cmocka_unit_test(a_periodic_is_armed_with_a_window),
         cmocka_unit_test(a_suggestion_counts_the_letters_deleted_from_the_front),
         cmocka_unit_test(a_suggestion_counts_the_letters_inserted_at_the_front),
@@ -603,6 +715,7 @@ int main(void) {
         cmocka_unit_test(nth_goes_up_to_a_million),
         cmocka_unit_test(nul_and_huge_lines_are_refused_not_crashed),
         cmocka_unit_test(every_corpus_file_parses),
+        cmocka_unit_test(a_file_past_16_mib_is_refused_at_line_0),
         cmocka_unit_test(fail_fast_is_the_outcome_or_the_build),
         cmocka_unit_test(same_tick_is_expect_unhealed_not_the_field),
         cmocka_unit_test(an_outcome_keeps_its_word),
