@@ -274,6 +274,10 @@ scn_scenario *scn_parse(const char *path, const char *text, size_t len, scn_erro
     return s;
 }
 
+/* The largest scenario file read: far above any real scenario, low enough that
+ * a path naming a device or a huge log is refused before it fills memory. */
+#define SCN_FILE_MAX ((size_t)1 << 24)
+
 scn_scenario *scn_parse_file(const char *path, scn_error *err) {
     FILE *f = fopen(path, "rb");
     char *buf = NULL;
@@ -284,19 +288,28 @@ scn_scenario *scn_parse_file(const char *path, scn_error *err) {
         snprintf(err->msg, sizeof err->msg, "cannot open the file: %s", strerror(errno));
         return NULL;
     }
+    /* The buffer grows to one byte past the limit at most, so a file of
+     * exactly the limit is read whole and one byte more is what refuses it
+     * (growing by a fixed margin refused files up to 4 KiB short of it). */
     for (;;) {
         size_t got;
-        if (n + 4096 > cap) {
+        if (n == cap) {
             char *nb;
-            cap = cap ? cap * 2 : 8192;
-            if (cap > (1u << 24)) {
+            if (cap > SCN_FILE_MAX) {
                 free(buf);
                 fclose(f);
                 snprintf(err->msg, sizeof err->msg, "file larger than 16 MiB");
                 return NULL;
             }
+            cap = cap ? cap * 2 : 8192;
+            if (cap > SCN_FILE_MAX) cap = SCN_FILE_MAX + 1;
             nb = realloc(buf, cap);
-            if (!nb) break;
+            if (!nb) { /* parsing what was read so far would report the wrong error, or none */
+                free(buf);
+                fclose(f);
+                snprintf(err->msg, sizeof err->msg, "out of memory");
+                return NULL;
+            }
             buf = nb;
         }
         got = fread(buf + n, 1, cap - n, f);

@@ -1,11 +1,15 @@
 /* The scenario language's parser: what a file turns into, and where each kind
  * of bad input is reported (docs/scenarios.md). */
+#if !defined(_WIN32)
+#define _POSIX_C_SOURCE 200809L /* mkstemp, fdopen: a file of an exact size to parse */
+#endif
 #include <setjmp.h>
 #include <stdarg.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -581,6 +585,48 @@ static void a_file_past_16_mib_is_refused_at_line_0(void **state) {
 #endif
 }
 
+/* The limit is inclusive: a file of exactly 16 MiB is read and parsed (here
+ * it is blank lines, so the parser's own complaint comes back), one byte more
+ * is refused.  The file is written to the temporary directory and removed. */
+static void a_file_of_exactly_16_mib_is_read(void **state) {
+#if defined(_WIN32)
+    (void)state;
+    skip();
+#else
+    static const size_t sizes[] = {((size_t)1 << 24) - 4095, (size_t)1 << 24, ((size_t)1 << 24) + 1};
+    char path[] = "/tmp/tpheal-scn-XXXXXX";
+    size_t i, chunk = 1 << 16;
+    char *blank = malloc(chunk);
+    (void)state;
+    assert_non_null(blank);
+    memset(blank, '\n', chunk);
+    for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        scn_error e;
+        scn_scenario *s;
+        size_t left = sizes[i];
+        int fd = mkstemp(path);
+        FILE *f;
+        assert_true(fd >= 0);
+        f = fdopen(fd, "wb");
+        assert_non_null(f);
+        while (left) {
+            size_t k = left < chunk ? left : chunk;
+            assert_int_equal(fwrite(blank, 1, k, f), k);
+            left -= k;
+        }
+        assert_int_equal(fclose(f), 0);
+        s = scn_parse_file(path, &e);
+        remove(path);
+        memcpy(path + sizeof path - 7, "XXXXXX", 6);
+        assert_null(s);
+        if (sizes[i] > ((size_t)1 << 24)) assert_string_equal(e.msg, "file larger than 16 MiB");
+        else if (strcmp(e.msg, "file larger than 16 MiB") == 0 || e.line == 0)
+            fail_msg("a file of %lu bytes was refused: %d: %s", (unsigned long)sizes[i], e.line, e.msg);
+    }
+    free(blank);
+#endif
+}
+
 static void every_corpus_file_parses(void **state) {
     static const char *const names[] = {
         "retire-waits-for-running-repair.scn", "many-pools-churn.scn", "overdue-retry-two-outstanding.scn",
@@ -716,6 +762,7 @@ int main(void) {
         cmocka_unit_test(nul_and_huge_lines_are_refused_not_crashed),
         cmocka_unit_test(every_corpus_file_parses),
         cmocka_unit_test(a_file_past_16_mib_is_refused_at_line_0),
+        cmocka_unit_test(a_file_of_exactly_16_mib_is_read),
         cmocka_unit_test(fail_fast_is_the_outcome_or_the_build),
         cmocka_unit_test(same_tick_is_expect_unhealed_not_the_field),
         cmocka_unit_test(an_outcome_keeps_its_word),
