@@ -285,6 +285,57 @@ static void dfs_reports_a_nondeterministic_program(void **state) {
 }
 
 
+/* A program whose options at a replayed choice differ from the previous
+ * run's: the first run's only choice is an rt_choose(2), the second run
+ * spawns a thread there instead, so choice 1 of run 2 is a pick where the
+ * tree holds a data choice.  The run ends diverged with the run and the
+ * choice named (1-based, the first), the search stops, and the same
+ * message is the search's error.  The same program under --por: the pick
+ * is a reduction node there (strategy_dfs_por.c), which checks the
+ * recorded node on its own. */
+static int flips;
+static void flip_main(void *p) {
+    (void)p;
+    if (flips++ == 0) (void)rt_choose(2);
+    else rt_join(rt_spawn("a", yield_once, NULL, false));
+}
+
+#define DIFFER_TEXT "run 2, choice 1: the options differ from the previous run's at this choice (nondeterministic program)"
+
+static void dfs_reports_options_that_differ_at_a_replayed_choice(void **state) {
+    int por;
+    (void)state;
+    for (por = 0; por <= 1; por++) {
+        sched_dfs *d = sched_dfs_new(2);
+        sched_options o;
+        sched_result r;
+        assert_non_null(d);
+        assert_false(sched_dfs_por(d));
+        sched_dfs_set_por(d, por != 0);
+        assert_int_equal(sched_dfs_por(d), por != 0);
+        flips = 0;
+        sched_options_default(&o);
+        o.strategy = SCHED_STRATEGY_DFS;
+        o.dfs = d;
+        assert_int_equal(sched_run(&o, flip_main, NULL, &r), 0);
+        assert_int_equal(r.status, SCHED_OK);
+        assert_string_equal(r.schedule, "T1:=0");
+        sched_result_free(&r);
+        assert_true(sched_dfs_advance(d)); /* the choose's other extreme */
+        assert_int_equal(sched_run(&o, flip_main, NULL, &r), 0);
+        assert_int_equal(r.status, SCHED_REPLAY_DIVERGED);
+        assert_string_equal(r.reason, "dfs: " DIFFER_TEXT);
+        sched_result_free(&r);
+        assert_non_null(sched_dfs_error(d));
+        assert_string_equal(sched_dfs_error(d), DIFFER_TEXT);
+        assert_false(sched_dfs_advance(d));
+        assert_false(sched_dfs_complete(d));
+        assert_int_equal(sched_dfs_runs(d), 2);
+        sched_dfs_free(d);
+    }
+}
+
+
 /* The shape of group-release-cancelling-stops-rearms.scn: a daemon pool
  * worker whose callback re-arms itself stays runnable forever (a lock
  * round trip per callback), and the thread that stops it sleeps first, so
@@ -712,6 +763,14 @@ static void wide_main(void *p) {
     w->logged = 1;
 }
 static void wide_reset(void *p) { memset(p, 0, sizeof(wide)); }
+/* 63 fillers joined one by one (ids 2..64), then the 65th, then a log. */
+static void many_threads_main(void *p) {
+    wide *w = (wide *)p;
+    int i;
+    for (i = 0; i < 63; i++) rt_join(rt_spawn("filler", wide_filler, p, false));
+    (void)rt_spawn("65th", wide_filler, p, false);
+    w->logged = 1;
+}
 static bool wide_logged(void *p) { return ((wide *)p)->logged != 0; }
 
 static void por_holds_64_threads(void **state) {
@@ -987,6 +1046,80 @@ static void por_finds_objects_again_after_the_table_grows(void **state) {
     free(m);
 }
 
+/* A step's footprint holds POR_MAXK (8) objects; a step touching more is
+ * taken to write every object (POR_ALL, which every step reads).  A:
+ * yield, write `ncells` cells in one step, yield; B: yield, write y, which
+ * A never touches.  So with 7 or 8 cells the two steps are independent, 1
+ * trace; with 9, A's step overflows and is dependent with B's, 2 traces --
+ * were the ninth cell just dropped (or A's step taken to read POR_ALL, or
+ * to write only its first cell), 1. */
+typedef struct wide_step {
+    uint32_t cell[POR_MAXK + 1], y;
+    int ncells;
+} wide_step;
+static void ws_a(void *p) {
+    wide_step *w = (wide_step *)p;
+    int i;
+    rt_yield();
+    for (i = 0; i < w->ncells; i++) rt_access(&w->cell[i], RT_WRITE);
+    rt_yield(); /* the step ends here, not in the exit (a write of A itself) */
+}
+static void ws_b(void *p) {
+    wide_step *w = (wide_step *)p;
+    rt_yield();
+    rt_access(&w->y, RT_WRITE);
+}
+static void ws_main(void *p) {
+    (void)rt_spawn("a", ws_a, p, false);
+    (void)rt_spawn("b", ws_b, p, false);
+}
+static int ws_ncells;
+static void ws_reset(void *p) {
+    memset(p, 0, sizeof(wide_step));
+    ((wide_step *)p)->ncells = ws_ncells;
+}
+
+static void por_takes_a_step_past_its_footprint_for_dependent_on_everything(void **state) {
+    static const uint64_t want[] = {1, 1, 2}; /* 7, 8, 9 cells */
+    wide_step w;
+    unsigned i;
+    (void)state;
+    for (i = 0; i < 3; i++) {
+        por_stats st;
+        ws_ncells = (int)(POR_MAXK - 1 + i);
+        st = explore_por(0, true, ws_main, &w, ws_reset, NULL);
+        assert_true(st.complete);
+        if (st.traces != want[i])
+            fail_msg("%d cells: %llu traces, want %llu", ws_ncells, (unsigned long long)st.traces,
+                     (unsigned long long)want[i]);
+    }
+}
+
+/* The reduction's masks and clocks hold 64 threads: the 65th ends the run
+ * at the next pick as misuse, naming the limit (por_holds_64_threads runs
+ * exactly 64).  Main spawns and joins 63 fillers (ids 2..64), then
+ * spawns thread 65: main and it runnable, a pick, where the run ends. */
+static void por_refuses_a_65th_thread(void **state) {
+    sched_dfs *d = sched_dfs_new(0);
+    sched_options o;
+    sched_result r;
+    wide w;
+    (void)state;
+    assert_non_null(d);
+    sched_dfs_set_por(d, true);
+    sched_options_default(&o);
+    o.strategy = SCHED_STRATEGY_DFS;
+    o.dfs = d;
+    memset(&w, 0, sizeof w);
+    assert_int_equal(sched_run(&o, many_threads_main, &w, &r), 0);
+    assert_int_equal(r.status, SCHED_MISUSE);
+    assert_string_equal(r.reason, "dfs --por: more than 64 threads (the reduction's masks and clocks hold 64)");
+    assert_int_equal(r.threads, 65);
+    assert_int_equal(w.logged, 0); /* main never got past the 65th spawn */
+    sched_result_free(&r);
+    sched_dfs_free(d);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(dfs_counts_a_spawn_and_a_yield_by_hand),
@@ -995,6 +1128,7 @@ int main(void) {
         cmocka_unit_test(dfs_finds_a_bug_only_a_preemption_shows),
         cmocka_unit_test(dfs_runs_are_distinct_and_grow_with_the_bound),
         cmocka_unit_test(dfs_reports_a_nondeterministic_program),
+        cmocka_unit_test(dfs_reports_options_that_differ_at_a_replayed_choice),
         cmocka_unit_test(dfs_fairness_ends_a_rearming_worker),
         cmocka_unit_test(dfs_fair_livelock_is_reported_as_fair),
         cmocka_unit_test(dfs_forced_fair_steps_are_no_nodes),
@@ -1009,6 +1143,8 @@ int main(void) {
         cmocka_unit_test(por_keeps_one_record_per_explored_thread),
         cmocka_unit_test(por_starts_every_run_with_fresh_clocks),
         cmocka_unit_test(por_finds_objects_again_after_the_table_grows),
+        cmocka_unit_test(por_takes_a_step_past_its_footprint_for_dependent_on_everything),
+        cmocka_unit_test(por_refuses_a_65th_thread),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     sched_release_cache();

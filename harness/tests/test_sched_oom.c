@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "sched_dfs.h"
 #include "test_sched_util.h"
 
 void *__real_calloc(size_t n, size_t size);
@@ -21,9 +22,19 @@ void *__wrap_realloc(void *p, size_t size);
 
 static int fail_next; /* the next calloc through the wrap returns NULL */
 static unsigned reallocs; /* reallocs through the wrap */
+static int fail_next_realloc; /* the next realloc through the wrap returns NULL */
+static size_t fail_realloc_of; /* a realloc of this many bytes returns NULL... */
+static unsigned fail_realloc_skip; /* ...after this many of them went through */
 
 void *__wrap_realloc(void *p, size_t size) {
     reallocs++;
+    if (fail_realloc_of && size == fail_realloc_of && fail_realloc_skip) {
+        fail_realloc_skip--;
+    } else if (fail_next_realloc || (fail_realloc_of && size == fail_realloc_of)) {
+        fail_next_realloc = 0;
+        fail_realloc_of = 0;
+        return NULL;
+    }
     return __real_realloc(p, size);
 }
 
@@ -80,10 +91,122 @@ static void the_schedule_grows_geometrically(void **state) {
     sched_result_free(&r);
 }
 
+/* A thread the run cannot allocate ends the run as misuse, named (not a
+ * crash on a NULL thread): main's spawn finds calloc failing; the thread
+ * never runs and main never gets past the spawn. */
+static int spawned_ran, main_after;
+static void spawned(void *p) {
+    (void)p;
+    spawned_ran = 1;
+}
+static void spawn_without_memory(void *p) {
+    (void)p;
+    fail_next = 1;
+    (void)rt_spawn("starved", spawned, NULL, false);
+    main_after = 1;
+}
+
+static void spawn_then_log(void *p) {
+    (void)p;
+    (void)rt_spawn("second", spawned, NULL, false);
+    main_after = 1;
+}
+
+static void a_spawn_without_memory_ends_the_run_named(void **state) {
+    sched_options o;
+    sched_result r;
+    (void)state;
+    sched_options_default(&o);
+    spawned_ran = main_after = 0;
+    assert_int_equal(sched_run(&o, spawn_without_memory, NULL, &r), 0);
+    assert_int_equal(fail_next, 0);
+    assert_int_equal(r.status, SCHED_MISUSE);
+    assert_string_equal(r.reason, "out of memory (thread or fiber stack)");
+    assert_int_equal(r.threads, 1);
+    assert_int_equal(spawned_ran, 0);
+    assert_int_equal(main_after, 0);
+    sched_result_free(&r);
+}
+
+/* The schedule string failing to grow loses the schedule, not the run: the
+ * run ends as it would, with no schedule -- never one with a hole where
+ * the failed growth was (the 256-byte start becomes 512 at its first
+ * growth, which fails once here; a later growth that worked would record
+ * the rest after the gap). */
+static void a_schedule_without_memory_is_dropped_whole(void **state) {
+    counter_prog c, d;
+    sched_result r, whole;
+    (void)state;
+    counter_init(&c, 3, 40);
+    whole = run_counter(5, NULL, &c);
+    assert_int_equal(whole.status, SCHED_OK);
+    assert_true(strlen(whole.schedule) > 600); /* past the first growth, and the second */
+    counter_init(&d, 3, 40);
+    fail_realloc_of = 512;
+    r = run_counter(5, NULL, &d);
+    assert_int_equal(fail_realloc_of, 0); /* the growth was tried, and failed */
+    assert_int_equal(r.status, SCHED_OK);
+    assert_null(r.schedule);
+    assert_int_equal(r.interleaving_hash, whole.interleaving_hash); /* the same run */
+    assert_int_equal(d.counter, 120);
+    sched_result_free(&r);
+    sched_result_free(&whole);
+}
+
+/* A schedule to replay that cannot be stored is refused before anything
+ * runs, at the column of the item that could not be stored (the first
+ * item's, column 4) -- the parser's first allocation. */
+static void a_schedule_to_replay_without_memory_is_refused(void **state) {
+    sched_options o;
+    sched_result r;
+    (void)state;
+    sched_options_default(&o);
+    o.schedule = "T1:2.=0";
+    ran = 0;
+    fail_next_realloc = 1;
+    assert_int_equal(sched_run(&o, main_fn, NULL, &r), -1);
+    assert_int_equal(fail_next_realloc, 0);
+    assert_int_equal(r.status, SCHED_MISUSE);
+    assert_string_equal(r.reason, "schedule:1:4: out of memory");
+    assert_int_equal(ran, 0);
+    sched_result_free(&r);
+}
+
+/* The DFS search's fairness tables fail to grow when the run's first
+ * thread is spawned -- before the run has a fiber to end -- and the run's
+ * first pick ends it, named.  The tables' first size is 32 ids of 8 bytes,
+ * 256 bytes, as is the schedule string's start, which sched_run allocates
+ * first: the second realloc of 256 bytes is the fairness table's. */
+static void dfs_tables_without_memory_end_the_run_at_its_first_pick(void **state) {
+    sched_dfs *d = sched_dfs_new(0);
+    sched_options o;
+    sched_result r;
+    (void)state;
+    assert_non_null(d);
+    sched_options_default(&o);
+    o.strategy = SCHED_STRATEGY_DFS;
+    o.dfs = d;
+    spawned_ran = main_after = 0;
+    fail_realloc_of = 256;
+    fail_realloc_skip = 1;
+    assert_int_equal(sched_run(&o, spawn_then_log, NULL, &r), 0);
+    assert_int_equal(fail_realloc_of, 0);
+    assert_int_equal(r.status, SCHED_MISUSE);
+    assert_string_equal(r.reason, "out of memory (dfs)");
+    assert_int_equal(spawned_ran, 0);
+    assert_int_equal(main_after, 0);
+    sched_result_free(&r);
+    sched_dfs_free(d);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_run_without_memory_is_misuse_named_out_of_memory),
         cmocka_unit_test(the_schedule_grows_geometrically),
+        cmocka_unit_test(a_spawn_without_memory_ends_the_run_named),
+        cmocka_unit_test(a_schedule_without_memory_is_dropped_whole),
+        cmocka_unit_test(a_schedule_to_replay_without_memory_is_refused),
+        cmocka_unit_test(dfs_tables_without_memory_end_the_run_at_its_first_pick),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     sched_release_cache();

@@ -273,6 +273,37 @@ static void replay_of_an_out_of_range_choice_diverges(void **state) {
     sched_result_free(&r);
 }
 
+/* A recorded item of the other kind is a divergence naming both sides:
+ * a choose value where the program is at a thread choice (main's spawn:
+ * main and A runnable), and a pick where the program calls rt_choose.
+ * The values recorded are ones the other kind would accept (thread 1
+ * exists and is runnable, 1 < 3), so only the kind check refuses them. */
+static void spawn_then_join(void *p) {
+    (void)p;
+    rt_join(rt_spawn("a", nothing, NULL, false));
+}
+
+static void replay_of_the_other_kind_of_item_diverges(void **state) {
+    sched_options o;
+    sched_result r;
+    (void)state;
+    sched_options_default(&o);
+    o.schedule = "T1:=1";
+    sched_run(&o, spawn_then_join, NULL, &r);
+    assert_int_equal(r.status, SCHED_REPLAY_DIVERGED);
+    assert_string_equal(r.reason, "replay diverged at item 1 of the schedule: recorded rt_choose value 1, "
+                                  "the program is at a thread choice (runnable: 1 2)");
+    sched_result_free(&r);
+    o.schedule = "T1:1";
+    chose = 99;
+    sched_run(&o, choose_once, NULL, &r);
+    assert_int_equal(r.status, SCHED_REPLAY_DIVERGED);
+    assert_string_equal(r.reason, "replay diverged at item 1 of the schedule: recorded a pick of thread 1, "
+                                  "the program calls rt_choose(3) (runnable: 1)");
+    assert_int_equal(chose, 99); /* no value reached the program */
+    sched_result_free(&r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(replay_reproduces_the_run_whatever_the_seed),
@@ -285,6 +316,7 @@ int main(void) {
         cmocka_unit_test(bad_schedule_strings_are_rejected_with_a_column),
         cmocka_unit_test(trailing_line_ends_are_ignored),
         cmocka_unit_test(replay_of_an_out_of_range_choice_diverges),
+        cmocka_unit_test(replay_of_the_other_kind_of_item_diverges),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     sched_release_cache();

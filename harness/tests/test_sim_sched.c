@@ -672,6 +672,200 @@ static void test_sched_free_recorded_in_its_step(void **st) {
     assert_int_equal(g_fr_runs[FR_SEEN_RAN], 0);
 }
 
+/* ---- the model's rarer paths, each under the scheduler (seed 1) ---- */
+static void (*g_body)(void);
+static void body_main(void *arg) {
+    (void)arg;
+    sim_process_begin(NULL);
+    g_body();
+    sim_process_end();
+}
+static void run_body(void (*fn)(void)) {
+    sched_options o;
+    sched_result r;
+    simt_failure[0] = '\0';
+    g_body = fn;
+    sched_options_default(&o);
+    o.seed = 1;
+    assert_int_equal(sched_run(&o, body_main, NULL, &r), 0);
+    if (r.status != SCHED_OK) fail_msg("%s: %s", sched_status_name(r.status), r.reason);
+    sched_result_free(&r);
+    if (sim_process_active()) sim_process_end();
+    if (simt_failure[0]) fail_msg("%s", simt_failure);
+}
+static bool misuse_is(size_t i, const char *text) {
+    sim_misuse m;
+    char buf[160];
+    if (!sim_misuse_get(i, &m)) return false;
+    sim_misuse_format(&m, buf, sizeof buf);
+    if (strcmp(buf, text) != 0) print_message("misuse %u: \"%s\"\n", (unsigned)i, buf);
+    return strcmp(buf, text) == 0;
+}
+static volatile uint32_t g_runs, g_result;
+static volatile uint64_t g_at;
+static void TPH_OS_CALLBACK count_work(tph_os_instance *i, void *c, tph_os_work *w) {
+    (void)i, (void)c, (void)w;
+    g_runs++;
+}
+static void TPH_OS_CALLBACK result_wait(tph_os_instance *i, void *c, tph_os_wait *w, uint32_t r) {
+    (void)i, (void)c, (void)w;
+    g_runs++;
+    g_result = r;
+    g_at = rt_now();
+}
+
+/* Closing a group that still has members is misuse, reported once however
+ * many members it has (two here); the group is gone, its members are not.
+ * Releasing the members of that closed group is misuse too, and returns
+ * with the model's lock free: the members are still there and the next
+ * call (a member's submit) works. */
+static void body_group_misuse(void) {
+    g_runs = 0;
+    tph_os_group *g = tph_os_group_create();
+    tph_os_env env = {NULL, g, NULL, TPH_OS_PRIORITY_NORMAL, false};
+    tph_os_work *a = tph_os_work_create(count_work, NULL, &env);
+    tph_os_work *b = tph_os_work_create(count_work, NULL, &env);
+    tph_os_group_close(g);
+    CHECK(sim_misuse_count() == 1);
+    CHECK(misuse_is(0, "CloseThreadpoolCleanupGroup(group#1): group still has members"));
+    CHECK(simt_obj(g).freed);
+    tph_os_group_close_members(g, true, NULL);
+    CHECK(sim_misuse_count() == 2);
+    CHECK(misuse_is(1, "CloseThreadpoolCleanupGroupMembers(group#1): object already freed"));
+    CHECK(!simt_obj(a).closed && !simt_obj(b).closed);
+    tph_os_work_submit(a);
+    tph_os_work_wait(a, false);
+    CHECK(g_runs == 1);
+    CHECK(sim_misuse_count() == 2);
+    tph_os_work_close(a);
+    tph_os_work_close(b);
+}
+static void test_sched_group_misuse(void **st) {
+    (void)st;
+    run_body(body_group_misuse);
+}
+
+/* A callback priority outside high..low is misuse (Windows leaves it
+ * undefined), and the object runs at normal priority. */
+static void body_bad_priority(void) {
+    g_runs = 0;
+    tph_os_env over = {NULL, NULL, NULL, TPH_OS_PRIORITY_LOW + 1, false};
+    tph_os_env under = {NULL, NULL, NULL, TPH_OS_PRIORITY_HIGH - 1, false};
+    tph_os_work *a = tph_os_work_create(count_work, NULL, &over);
+    CHECK(sim_misuse_count() == 1);
+    CHECK(misuse_is(0, "CreateThreadpoolWork(work#1): callback priority out of range"));
+    CHECK(simt_obj(a).priority == TPH_OS_PRIORITY_NORMAL);
+    tph_os_work *b = tph_os_work_create(count_work, NULL, &under);
+    CHECK(sim_misuse_count() == 2);
+    CHECK(misuse_is(1, "CreateThreadpoolWork(work#2): callback priority out of range"));
+    CHECK(simt_obj(b).priority == TPH_OS_PRIORITY_NORMAL);
+    tph_os_work_submit(a);
+    tph_os_work_submit(b);
+    tph_os_work_wait(a, false);
+    tph_os_work_wait(b, false);
+    CHECK(g_runs == 2);
+    tph_os_work_close(a);
+    tph_os_work_close(b);
+}
+static void test_sched_priority_out_of_range(void **st) {
+    (void)st;
+    run_body(body_bad_priority);
+}
+
+/* A wait set with a zero timeout on an unset event times out at once: its
+ * callback is queued by the set itself (WAIT_TIMEOUT, no timeout waited
+ * for), and no registration is left for the event to fire later. */
+static void body_wait_zero_timeout(void) {
+    g_runs = 0;
+    g_result = 0;
+    tph_os_event *ev = tph_os_event_create(false, false);
+    tph_os_wait *w = tph_os_wait_create(result_wait, NULL, NULL);
+    uint64_t set_at = rt_now();
+    tph_os_wait_set(w, ev, 0);
+    CHECK(simt_obj(w).queued + simt_obj(w).running + simt_obj(w).callbacks_run == 1);
+    CHECK(!simt_obj(w).armed);
+    tph_os_wait_wait(w, false);
+    CHECK(g_runs == 1);
+    CHECK(g_result == TPH_OS_WAIT_TIMEOUT);
+    CHECK(g_at >= set_at && g_at < set_at + SIM_MS); /* the delivery's own steps only */
+    tph_os_event_set(ev);
+    rt_sleep_until(rt_now() + SIM_SECOND);
+    CHECK(g_runs == 1);
+    CHECK(simt_obj(ev).event_set); /* nobody consumed it */
+    CHECK(sim_misuse_count() == 0);
+    tph_os_wait_close(w);
+}
+static void test_sched_wait_zero_timeout_times_out_at_once(void **st) {
+    (void)st;
+    run_body(body_wait_zero_timeout);
+}
+
+/* A work closed while its callback runs is closed, not yet freed: a submit
+ * then is misuse ("closed", not "freed"), and queues nothing. */
+static void body_closed_busy(void) {
+    simt_blocker b;
+    simt_block(&b, NULL, 1);
+    tph_os_work_close(b.work);
+    CHECK(simt_obj(b.work).closed && !simt_obj(b.work).freed);
+    tph_os_work_submit(b.work);
+    CHECK(sim_misuse_count() == 1);
+    CHECK(misuse_is(0, "SubmitThreadpoolWork(work#1): object already closed"));
+    CHECK(simt_obj(b.work).queued == 0);
+    tph_os_event_set(b.gate);
+    CHECK(simt_until(simt_obj_freed, b.work));
+    CHECK(simt_obj(b.work).callbacks_run == 1);
+    tph_os_event_close(b.gate);
+}
+static void test_sched_submit_on_closed_busy_work(void **st) {
+    (void)st;
+    run_body(body_closed_busy);
+}
+
+/* A window too wide to draw in 100 ns units (window_ms * SIM_MS past
+ * 32 bits: 500,000 ms) is drawn in whole milliseconds, still from due to
+ * due + window.  The search explores a draw at its extremes, 0 and n - 1,
+ * so exactly two fire points are seen: due and due + 500 s. */
+#define WIDE_WINDOW_MS 500000u
+static uint64_t g_wide_fires[2];
+static unsigned g_wide_nfires;
+static bool g_wide_other;
+static void wide_timer_main(void *arg) {
+    (void)arg;
+    sim_process_begin(NULL);
+    g_fire = 0;
+    tph_os_timer *t = tph_os_timer_create(stamp_timer, NULL, NULL);
+    int64_t due = -(int64_t)(250 * SIM_MS);
+    tph_os_timer_set(t, &due, 0, WIDE_WINDOW_MS);
+    rt_sleep_until(rt_now() + (uint64_t)WIDE_WINDOW_MS * SIM_MS + SIM_SECOND);
+    tph_os_timer_wait(t, false);
+    tph_os_timer_close(t);
+    sim_process_end();
+}
+static void wide_outcome(void) {
+    unsigned i;
+    for (i = 0; i < g_wide_nfires; i++)
+        if (g_wide_fires[i] == g_fire) return;
+    if (g_wide_nfires < 2) g_wide_fires[g_wide_nfires++] = g_fire;
+    else g_wide_other = true;
+}
+static void test_sched_wide_timer_window_in_milliseconds(void **st) {
+    (void)st;
+    g_wide_nfires = 0;
+    g_wide_other = false;
+    dfs_every_interleaving(wide_timer_main, NULL, false, NULL, wide_outcome);
+    assert_false(g_wide_other);
+    assert_int_equal(g_wide_nfires, 2);
+    if (g_wide_fires[0] > g_wide_fires[1]) {
+        uint64_t x = g_wide_fires[0];
+        g_wide_fires[0] = g_wide_fires[1];
+        g_wide_fires[1] = x;
+    }
+    /* the callback stamps the time a few scheduling steps after the fire,
+     * the same few at both extremes */
+    assert_true(g_wide_fires[0] >= 250 * SIM_MS && g_wide_fires[0] < 251 * SIM_MS);
+    assert_int_equal(g_wide_fires[1] - g_wide_fires[0], (uint64_t)WIDE_WINDOW_MS * SIM_MS);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sched_stall_depends_on_interleaving),
@@ -687,6 +881,11 @@ int main(void) {
         cmocka_unit_test(test_sched_group_release_report_is_atomic_with_the_call),
         cmocka_unit_test(test_sched_private_stall_set_inside_its_lock),
         cmocka_unit_test(test_sched_free_recorded_in_its_step),
+        cmocka_unit_test(test_sched_group_misuse),
+        cmocka_unit_test(test_sched_priority_out_of_range),
+        cmocka_unit_test(test_sched_wait_zero_timeout_times_out_at_once),
+        cmocka_unit_test(test_sched_submit_on_closed_busy_work),
+        cmocka_unit_test(test_sched_wide_timer_window_in_milliseconds),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     sched_release_cache();
