@@ -231,7 +231,8 @@ def main(argv=None):
                     help=f"scenario seeds per strategy (default {SUITE_SEEDS}, the suite's)")
     ap.add_argument("--no-sanitizer", action="store_true", help="leave the sanitizer build out")
     ap.add_argument("--no-pytest", action="store_true",
-                    help="leave the pytest layer (pytest:FILE catchers, the config's pytestFiles) out")
+                    help="leave the pytest layer (pytest:FILE catchers: the sweep's default pytestFiles, "
+                         "ci/test_golden.py included, whatever the config says) out")
     ap.add_argument("--sanitizer", choices=("address", "thread"), default="address",
                     help="what the sanitizer build is: ASan+UBSan (default, the suite's) or TSan, "
                          "for races the scheduler cannot see (its catchers keep the asan: label; "
@@ -313,8 +314,10 @@ def main(argv=None):
         # The suite's catchers, whatever the sabotage manifest trims for speed.
         raw.update(fallbackSeeds=a.seeds, fallbackStrategy="both",
                    fallbackSanitizer=not a.no_sanitizer)
-        if a.no_pytest:
-            raw["pytestFiles"] = []
+        # The pytest layer too: sabotage.json leaves ci/test_golden.py out (its
+        # controls change schedules, which that file pins, and no verdict);
+        # a generated mutant that changes any run is killed by it.
+        raw["pytestFiles"] = [] if a.no_pytest else list(DEFAULTS["pytestFiles"])
         # The project's own builds are -Werror (TPHEAL_WERROR): a mutant the
         # compiler warns about (an argument left unused by a deleted call)
         # never reaches a test there, so it is a compile error here too, not

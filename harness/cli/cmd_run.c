@@ -357,6 +357,9 @@ int cmd_run(const cli_exe *x, int argc, char **argv) {
                 scn_json_u64(&j, "fair_runs", sched_dfs_fair_runs(d));
                 scn_json_u64(&j, "fair_switches", sched_dfs_fair_switches(d));
                 scn_json_u64(&j, "max_streak", sched_dfs_max_streak(d));
+                scn_json_u64(&j, "max_depth", sched_dfs_max_depth(d));
+                scn_json_u64(&j, "max_used", sched_dfs_max_used(d));
+                scn_json_u64(&j, "races", sched_dfs_races(d));
                 scn_json_end(&j);
             }
             if (!sched_dfs_complete(d) && !sched_dfs_error(d) && !o.json && !o.verify)
@@ -383,6 +386,7 @@ int cmd_run(const cli_exe *x, int argc, char **argv) {
                     scn_json_u64(&j, "traces", sched_dfs_traces(d));
                     scn_json_u64(&j, "redundant_runs", sched_dfs_blocked_runs(d));
                     scn_json_u64(&j, "pruned", sched_dfs_pruned(d));
+                    scn_json_u64(&j, "races", sched_dfs_races(d));
                     scn_json_fixed(&j, "seconds", 3, secs);
                     scn_json_end(&j);
                 } else
