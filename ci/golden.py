@@ -38,12 +38,14 @@ import os
 import pathlib
 import re
 import sys
+import tempfile
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 import harness_json as HJ  # noqa: E402  (the one reader of the harness's JSON)
 import procs  # noqa: E402  (bounded runs whose tree is killed on expiry)
+import golden_flips as GF  # noqa: E402  (the failing copies of a scenario)
 
 GOLDEN = HERE / "golden" / "corpus.txt"
 SCENARIO_DIR = REPO / "scenarios"
@@ -78,6 +80,7 @@ class Item:
     args: tuple[str, ...]  # after the program, before the scenario file
     json: bool             # read as the JSON contract, else the stdout as printed
     why: str
+    flips: bool = False    # run on the scenario's failing copies (ci/golden_flips.py)
 
 
 def _items() -> tuple[Item, ...]:
@@ -107,6 +110,9 @@ def _items() -> tuple[Item, ...]:
                          str(DFS_RUN_MAX_RUNS), *(("--por",) if por else ()), "--json"), True,
                         f"the first {DFS_RUN_MAX_RUNS} runs of the {'reduced' if por else 'plain'} search: "
                         f"their steps, distinct interleavings, fairness, reach"))
+    out.append(Item("flips", ("run", "--seeds", str(GF.FLIP_SEEDS), "--strategy", "both"), False,
+                    "each expect/assert comparison negated in turn: the failure reports (oracle message, "
+                    "trace to the failing check, schedule, replay verdict and commands)", flips=True))
     return tuple(out)
 
 
@@ -219,6 +225,31 @@ def run_item(build: pathlib.Path, name: str, item: Item, env=None) -> str:
     return text
 
 
+def run_flips(build: pathlib.Path, name: str, item: Item, env=None) -> str:
+    """The failure reports of the scenario's failing copies, in line order
+    (ci/golden_flips.py).  Each copy is written to a fresh directory and run
+    from there by its bare file name, which is all its report names of it;
+    the rates of the summary line are the only wall-time figures."""
+    text = (SCENARIO_DIR / f"{name}.scn").read_text(encoding="utf-8")
+    cmd = command(name, item)
+    exe = program(build, cmd[0].endswith("failfast"))
+    out = []
+    with tempfile.TemporaryDirectory(prefix="tpheal-flips-") as d:
+        for line, flipped in GF.flips(text):
+            copy = GF.flip_name(SCENARIO_DIR / f"{name}.scn", line)
+            (pathlib.Path(d) / copy).write_text(flipped, encoding="utf-8")
+            r = procs.run_bounded([str(exe), *item.args, copy], TIMEOUT, cwd=d, env=harness_env(env), merge=False)
+            out.append(f"$ {cmd[0]} {' '.join(item.args)} {copy}\n")
+            if r.rc is None:
+                out.append(f"timed out after {TIMEOUT:.0f} s\n")
+                continue
+            out.append(f"exit {r.rc}\n" + GF.normalise(_neutral(r.out, exe)))
+            san = procs.sanitizer_line(r.err)
+            if san:
+                out.append(f"sanitizer: {san}\n")
+    return "".join(out) or "no expect or assert line compares\n"
+
+
 def scenario_items(build: pathlib.Path, name: str, items=ITEMS, env=None) -> dict[str, str]:
     """Every item of one scenario.  `run` goes first: a scenario it declines
     (exit 3, nothing ran) is recorded as declined for every other item, with
@@ -234,7 +265,7 @@ def scenario_items(build: pathlib.Path, name: str, items=ITEMS, env=None) -> dic
         if it.name == "run":
             continue
         out[it.name] = (f"declined (see the run item)\n{declined}" if declined
-                        else run_item(build, name, it, env))
+                        else (run_flips if it.flips else run_item)(build, name, it, env))
     return out
 
 
