@@ -273,7 +273,11 @@ def test_time_left_is_the_baselines_catcher_costs(run):
         want = sum(cost[k + 1:])
         assert abs(r["estimateLeft"] - want) < 0.02 * len(base) + 0.01, (k, r["estimateLeft"], want, base)
         assert progress[k].startswith(f"[{k + 1}/6] {r['name']} ")
-        assert progress[k].endswith(f"~{r['estimateLeft']:.0f} s left)"), progress[k]
+        # the line prints the estimate to the second, the report to the
+        # hundredth: re-rounding the report's 1.50 gives 2 where the line,
+        # from 1.4951, said 1 (4 of 15 runs failed on that)
+        m = re.search(r"~(\d+) s left\)$", progress[k])
+        assert m and abs(int(m.group(1)) - r["estimateLeft"]) <= 0.5 + 0.005, progress[k]
 
 
 # ------------------------------------------------------------ f. a red baseline is never cached
