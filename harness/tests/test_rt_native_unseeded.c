@@ -13,17 +13,9 @@
 
 #include <cmocka.h>
 
-#if !defined(_WIN32)
-#include <signal.h>
-#include <stdio.h>
-#include <sys/resource.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
-#endif
-
 #include "rt.h"
 #include "rt_native.h"
+#include "test_abort_util.h"
 
 #define DRAWS 64
 
@@ -60,39 +52,12 @@ static void test_choose_before_any_run_is_the_seed_zero_stream(void **st) {
  * stderr is the only place the reason can go, so it is written before the
  * abort.  In a forked child with stderr a pipe; first in this executable,
  * so the fork copies a process with no other thread (no lock left held). */
+static void end_process_from_a_stranger(void) {
+    rt_end_process("from a stranger");
+}
 static void test_end_process_outside_a_run_says_so_then_aborts(void **st) {
     (void)st;
-#if defined(_WIN32)
-    skip(); /* no fork */
-#else
-    int fds[2], status = 0;
-    char text[256];
-    size_t got = 0;
-    ssize_t n;
-    pid_t pid;
-    fflush(stdout);
-    fflush(stderr);
-    assert_int_equal(pipe(fds), 0);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        struct rlimit no_core = {0, 0};
-        (void)setrlimit(RLIMIT_CORE, &no_core); /* the abort is expected: no core file */
-        (void)dup2(fds[1], 2);
-        close(fds[0]);
-        close(fds[1]);
-        rt_end_process("from a stranger");
-        _exit(0); /* rt_end_process never returns */
-    }
-    close(fds[1]);
-    while (got < sizeof text - 1 && (n = read(fds[0], text + got, sizeof text - 1 - got)) > 0) got += (size_t)n;
-    text[got] = '\0';
-    close(fds[0]);
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFSIGNALED(status));
-    assert_int_equal(WTERMSIG(status), SIGABRT);
-    assert_string_equal(text, "rt_native: rt_end_process(from a stranger) outside a run thread\n");
-#endif
+    expect_abort(end_process_from_a_stranger, "rt_native: rt_end_process(from a stranger) outside a run thread\n");
 }
 
 int main(void) {

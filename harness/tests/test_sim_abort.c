@@ -17,72 +17,19 @@
 
 #include <cmocka.h>
 
-#if !defined(_WIN32)
-#include <signal.h>
-#include <stdio.h>
-#include <sys/resource.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
-#endif
-
 #include "os.h"
 #include "rt.h"
 #include "rt_impl.h"
 #include "rt_sched.h"
 #include "sim.h"
 #include "sim_model.h"
+#include "test_abort_util.h"
 
 /* ASan builds: an impossible malloc returns NULL, as the C library's does,
  * instead of ending the process with ASan's own report (the out-of-memory
  * stop below is the sim's answer to that NULL). */
 const char *__asan_default_options(void);
 const char *__asan_default_options(void) { return "allocator_may_return_null=1"; }
-
-#if !defined(_WIN32)
-/* Runs fn in a child; the child must die of SIGABRT having written `want`
- * to stderr, last, after nothing but a sanitizer's lines ("==pid==...":
- * ASan warns of the impossible allocation before returning NULL). */
-static void expect_abort(void (*fn)(void), const char *want) {
-    int fds[2], status = 0;
-    char text[512];
-    size_t got = 0;
-    ssize_t n;
-    pid_t pid;
-    fflush(stdout);
-    fflush(stderr);
-    assert_int_equal(pipe(fds), 0);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        struct rlimit no_core = {0, 0};
-        (void)setrlimit(RLIMIT_CORE, &no_core); /* the abort is expected: no core file */
-        (void)dup2(fds[1], 2);
-        close(fds[0]);
-        close(fds[1]);
-        fn();
-        _exit(0); /* fn must not return */
-    }
-    close(fds[1]);
-    while (got < sizeof text - 1 && (n = read(fds[0], text + got, sizeof text - 1 - got)) > 0) got += (size_t)n;
-    text[got] = '\0';
-    close(fds[0]);
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT)
-        fail_msg("child %s %d, stderr \"%s\"", WIFSIGNALED(status) ? "killed by signal" : "exited with",
-                 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), text);
-    if (got < strlen(want) || strcmp(text + got - strlen(want), want) != 0 ||
-        (got > strlen(want) && strncmp(text, "==", 2) != 0))
-        fail_msg("stderr \"%s\", want \"%s\"", text, want);
-}
-#else
-/* No fork on Windows: the stops are the same code, tested on POSIX. */
-static void expect_abort(void (*fn)(void), const char *want) {
-    (void)fn;
-    (void)want;
-    skip();
-}
-#endif
 
 /* A block whose header is not the sim's: zeroes where the magic would be
  * (well inside a buffer of ours, so the check reads memory we own). */
