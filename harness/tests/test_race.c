@@ -334,7 +334,9 @@ static void test_report_names_both_and_replays(void **st) {
 /* Every rt_ call runs the scheduler inside the calling thread's ignore
  * region, to its end: the pick, the schedule's record (its buffer grows by
  * realloc at some picks) and, for the call that ends the process, the
- * reason's formatting.  None of that may be checked as the thread's own:
+ * reason's formatting.  So does a thread's exit, which is no rt_ call: after
+ * its function returns, the pick of the thread to run next is still made on
+ * the exiting thread.  None of that may be checked as the thread's own:
  * the threads are unordered with each other and with the caller of
  * sched_run, and every access would be a race the code under test never
  * made.  Run without the sim: nothing else to order or blame. */
@@ -350,6 +352,18 @@ static void wakers_main(void *arg) {
     rt_thread *b = rt_spawn("b", waker_loop, NULL, false);
     rt_join(a);
     rt_join(b);
+}
+/* Forty siblings, none joined by another, most exiting with others still
+ * runnable: their exits' picks write the record -- ids from 32 on take two
+ * digits, copied in by memcpy -- and grow it by realloc. */
+static void short_life(void *arg) {
+    for (uintptr_t i = 0; i < (uintptr_t)arg; i++) rt_yield();
+}
+static void exiters_main(void *arg) {
+    rt_thread *t[40];
+    (void)arg;
+    for (uintptr_t i = 0; i < 40; i++) t[i] = rt_spawn("short", short_life, (void *)(i % 7), false);
+    for (int i = 0; i < 40; i++) rt_join(t[i]);
 }
 /* Spawned while holding a harness-only lock, as the model spawns a pool
  * worker: no edge from the caller of sched_run, who allocated the run. */
@@ -383,10 +397,11 @@ static void run_quiet(rt_thread_fn fn, sched_status want) {
 static void test_scheduler_work_is_not_the_threads(void **st) {
     (void)st;
 #if !defined(TPHEAL_TSAN)
-    (void)run_quiet, (void)wakers_main, (void)ender_main;
+    (void)run_quiet, (void)wakers_main, (void)exiters_main, (void)ender_main;
     skip();
 #else
     run_quiet(wakers_main, SCHED_OK);
+    run_quiet(exiters_main, SCHED_OK);
     run_quiet(ender_main, SCHED_PROCESS_ENDED);
 #endif
 }

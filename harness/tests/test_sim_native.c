@@ -1,6 +1,7 @@
 /* The native runtime (harness/sched/rt_native.c): thread ids in spawn order,
  * the seeded rt_choose stream, waits with deadlines, zero-initialised locks,
- * ended runs, and the sim surviving free-running noise. */
+ * ended runs (one leaving a blocked thread behind), and the sim surviving
+ * free-running noise. */
 #include "test_sim_util.h"
 
 static uint32_t g_ids[4];
@@ -107,6 +108,55 @@ static void test_end_process(void **st) {
     assert_false(rt_native_ended());
 }
 
+/* An ended run whose non-daemon thread cannot reach an rt_ call to exit at:
+ * "blocked" waits on a plain OS lock the test holds, outside the runtime's
+ * reach, like a thread of a dead process stuck in a system call.  The driver
+ * gives it its bounded wait (2 s), then returns the ended run, and the next
+ * run does not count the thread left behind among its own: it ends when its
+ * main does.  The thread is never let go, so the test runs last: finishing
+ * during a later run, it would count as one of that run's threads
+ * (finish_self does not ask which run a thread belongs to).  Its last rt_
+ * call is the store its run's main waits for, which orders that call's reads
+ * of the run before the next run rewrites them, under TSan too. */
+#if defined(_WIN32)
+#include <windows.h>
+static HANDLE g_never; /* an event nobody sets */
+static void never_close(void) { g_never = CreateEventA(NULL, TRUE, FALSE, NULL); }
+static void never_pass(void) { WaitForSingleObject(g_never, INFINITE); }
+#else
+#include <pthread.h>
+static pthread_mutex_t g_never = PTHREAD_MUTEX_INITIALIZER; /* the test holds it for good */
+static void never_close(void) { pthread_mutex_lock(&g_never); }
+static void never_pass(void) { pthread_mutex_lock(&g_never); }
+#endif
+static volatile uint32_t g_blocking;
+static void blocked(void *arg) {
+    (void)arg;
+    tph_os_store32(&g_blocking, 1);
+    never_pass();
+}
+static void end_while_blocked_main(void *arg) {
+    (void)arg;
+    rt_spawn("blocked", blocked, NULL, false);
+    /* ended before it started, it would not run at all */
+    while (!tph_os_load32(&g_blocking)) rt_yield();
+    rt_end_process("ended while a thread is blocked");
+}
+static void test_end_process_leaves_a_blocked_thread_behind(void **st) {
+    (void)st;
+    never_close();
+    assert_int_equal(rt_native_run(end_while_blocked_main, NULL, NULL), 1);
+    rt_native_result r;
+    rt_native_last_result(&r);
+    assert_true(r.ended);
+    assert_string_equal(r.reason, "ended while a thread is blocked");
+    assert_int_equal(r.threads, 2);
+    assert_int_equal(rt_native_run(choose_main, NULL, NULL), 0);
+    rt_native_last_result(&r);
+    assert_false(r.ended);
+    assert_int_equal(r.threads, 1);
+}
+
 /* The stall scenario and a drain under heavy noise (yield/spin/sleep). */
 static simt_counter g_count;
 static void TPH_OS_CALLBACK count_cb(tph_os_instance *i, void *ctx, tph_os_work *w) {
@@ -165,6 +215,7 @@ int main(void) {
         cmocka_unit_test(test_waits),
         cmocka_unit_test(test_end_process),
         cmocka_unit_test(test_sim_under_noise),
+        cmocka_unit_test(test_end_process_leaves_a_blocked_thread_behind), /* last: see there */
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
