@@ -151,6 +151,7 @@ struct rt_thread {
     bool daemon;
     bool finished;
     uint32_t held; /* rt_locks this thread holds: it exits an ended run only at 0 */
+    uint32_t generation; /* the run that spawned it: a thread an ended run left behind may finish in a later one */
     rt_thread_fn fn;
     void *arg;
     pcg noise;
@@ -197,7 +198,10 @@ static void store_u32(volatile uint32_t *p, uint32_t v) { __atomic_store_n(p, v,
 static void finish_self(void) {
     plat_lock(&run_mu);
     self->finished = true;
-    if (!self->daemon && run.live_nondaemon > 0) run.live_nondaemon--;
+    /* Only the run's own threads count down its live ones: a thread left
+     * behind by an ended run, finishing during the next, once ended that run
+     * while its main still ran. */
+    if (!self->daemon && self->generation == run.generation && run.live_nondaemon > 0) run.live_nondaemon--;
     plat_broadcast(&run_cv);
     plat_unlock(&run_mu);
 }
@@ -282,6 +286,7 @@ static rt_thread *n_spawn(const char *name, rt_thread_fn fn, void *arg, bool dae
     snprintf(t->name, sizeof t->name, "%s", name ? name : "thread");
     plat_lock(&run_mu);
     t->id = ++run.next_id;
+    t->generation = run.generation;
     pcg_seed(&t->noise, run.opts.seed, 0x9e3779b97f4a7c15ull ^ t->id);
     t->next = run.threads;
     run.threads = t;
