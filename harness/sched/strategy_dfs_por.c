@@ -58,21 +58,40 @@ uint32_t sched_dfs_por_next(const sched_dfs *d, const dfs_node *x) {
 
 void sched_dfs_por_fail(sched *s, const char *what) { sched_end(s, SCHED_MISUSE, "dfs --por: %s", what); }
 
-static void obj_table_reset(sched *s, sched_dfs *d) {
+/* The object tables of a run.  Allocated at the first run's start, before
+ * any thread exists: a failure there cannot end the run (sched_end needs a
+ * running thread), so the run goes on unrecorded (s->por off) until its
+ * first pick reports it, as the fairness tables' failure is, and the tables
+ * are left NULL. */
+static void obj_table_reset(sched_dfs *d) {
     if (!d->hkey) {
+        d->hkey = calloc(1024, sizeof *d->hkey);
+        d->hval = calloc(1024, sizeof *d->hval);
+        if (!d->hkey || !d->hval) {
+            free(d->hkey);
+            free(d->hval);
+            d->hkey = NULL;
+            d->hval = NULL;
+            d->oom = true;
+            return;
+        }
         d->hcap = 1024;
-        d->hkey = calloc(d->hcap, sizeof *d->hkey);
-        d->hval = calloc(d->hcap, sizeof *d->hval);
-        if (!d->hkey || !d->hval) sched_dfs_por_fail(s, "out of memory");
     } else {
         memset(d->hkey, 0, d->hcap * sizeof *d->hkey);
     }
     d->nobj = 1; /* POR_ALL */
     if (!d->objcap) {
+        d->obj_w = calloc(256, sizeof *d->obj_w);
+        d->obj_r = calloc((size_t)256 * POR_MAXT, sizeof *d->obj_r);
+        if (!d->obj_w || !d->obj_r) {
+            free(d->obj_w);
+            free(d->obj_r);
+            d->obj_w = NULL;
+            d->obj_r = NULL;
+            d->oom = true;
+            return;
+        }
         d->objcap = 256;
-        d->obj_w = calloc(d->objcap, sizeof *d->obj_w);
-        d->obj_r = calloc((size_t)d->objcap * POR_MAXT, sizeof *d->obj_r);
-        if (!d->obj_w || !d->obj_r) sched_dfs_por_fail(s, "out of memory");
     }
     d->obj_w[POR_ALL] = 0;
     memset(d->obj_r, 0, POR_MAXT * sizeof *d->obj_r);
@@ -132,7 +151,8 @@ void sched_dfs_por_run_start(sched *s, sched_dfs *d) {
     d->nsl = 0;
     d->run_blocked = false;
     memset(d->tclock, 0, sizeof d->tclock);
-    obj_table_reset(s, d);
+    obj_table_reset(d);
+    if (d->oom) s->por = false; /* no tables to record into: the first pick ends the run */
 }
 
 static void ev_add_key(por_ev *e, uint32_t k, bool write) {

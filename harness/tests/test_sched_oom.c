@@ -38,9 +38,14 @@ void *__wrap_realloc(void *p, size_t size) {
     return __real_realloc(p, size);
 }
 
+static size_t fail_calloc_n, fail_calloc_size; /* the next calloc(n, size) of exactly these returns NULL */
 void *__wrap_calloc(size_t n, size_t size) {
     if (fail_next) {
         fail_next = 0;
+        return NULL;
+    }
+    if (fail_calloc_n && n == fail_calloc_n && size == fail_calloc_size) {
+        fail_calloc_n = fail_calloc_size = 0;
         return NULL;
     }
     return __real_calloc(n, size);
@@ -199,6 +204,49 @@ static void dfs_tables_without_memory_end_the_run_at_its_first_pick(void **state
     sched_dfs_free(d);
 }
 
+/* The reduction's object tables are allocated at the first run's start,
+ * before any thread exists: a failure there is the first pick's to report,
+ * named, as the fairness tables' is (it once crashed on the run's NULL
+ * current thread).  Each of the four first allocations in turn -- the
+ * address table's keys (1024 words) and numbers, the objects' last writers
+ * (256) and readers (256 x 64) -- fails the run without running main; a new
+ * search then runs whole. */
+static void por_tables_without_memory_end_the_run_at_its_first_pick(void **state) {
+    static const struct { size_t n, size; } tables[] = {
+        {1024, sizeof(uintptr_t)}, {1024, sizeof(uint32_t)}, {256, sizeof(uint32_t)}, {256u * 64u, sizeof(uint32_t)},
+    };
+    sched_options o;
+    sched_result r;
+    size_t i;
+    (void)state;
+    for (i = 0; i <= sizeof tables / sizeof tables[0]; i++) {
+        sched_dfs *d = sched_dfs_new(0);
+        assert_non_null(d);
+        sched_dfs_set_por(d, true);
+        sched_options_default(&o);
+        o.strategy = SCHED_STRATEGY_DFS;
+        o.dfs = d;
+        spawned_ran = main_after = 0;
+        if (i < sizeof tables / sizeof tables[0]) {
+            fail_calloc_n = tables[i].n;
+            fail_calloc_size = tables[i].size;
+        }
+        assert_int_equal(sched_run(&o, spawn_then_log, NULL, &r), 0);
+        if (i < sizeof tables / sizeof tables[0]) {
+            assert_int_equal(fail_calloc_n, 0);
+            assert_int_equal(r.status, SCHED_MISUSE);
+            assert_string_equal(r.reason, "out of memory (dfs)");
+            assert_int_equal(main_after, 0);
+        } else {
+            assert_int_equal(r.status, SCHED_OK);
+            assert_int_equal(main_after, 1);
+            assert_int_equal(spawned_ran, 1);
+        }
+        sched_result_free(&r);
+        sched_dfs_free(d);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_run_without_memory_is_misuse_named_out_of_memory),
@@ -207,6 +255,7 @@ int main(void) {
         cmocka_unit_test(a_schedule_without_memory_is_dropped_whole),
         cmocka_unit_test(a_schedule_to_replay_without_memory_is_refused),
         cmocka_unit_test(dfs_tables_without_memory_end_the_run_at_its_first_pick),
+        cmocka_unit_test(por_tables_without_memory_end_the_run_at_its_first_pick),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     sched_release_cache();
