@@ -55,7 +55,8 @@ static void expect_every_run_reports(const char *text, const char *needle) {
 
 /* The healer's repair is parked before it is even submitted, for longer than
  * the run settles: at quiescence the default pool was cancelled and nothing
- * has started since. */
+ * has started since.  The report names the pool: the default pool is the
+ * scenario's pool 0, which the oracle must name like any other. */
 static void unhealed_pool_at_quiescence_is_reported(void **state) {
     (void)state;
     expect_every_run_reports(
@@ -68,7 +69,7 @@ static void unhealed_pool_at_quiescence_is_reported(void **state) {
         "  signal E\n"
         "  try_cancel_pending X\n"
         "end\n",
-        "no repair started after its last cancellation");
+        "oracle: pool default was cancelled and no repair started after its last cancellation");
 }
 
 /* The same held repair leaves the default pool's entry in the registry after

@@ -425,6 +425,57 @@ static void a_trace_point_index_outside_the_table_names_nothing(void **state) {
     }
 }
 
+/* Inside the table, each trace point's b unit is its row's in
+ * SCN_TRACE_POINT_MAP, the first row and the last included. */
+static void every_trace_point_has_its_rows_b_unit(void **state) {
+#define ROW_B_UNIT_(target, name, has_pool, b_unit) b_unit,
+    static const int want[] = {SCN_TRACE_POINT_MAP(ROW_B_UNIT_)};
+#undef ROW_B_UNIT_
+    size_t i;
+    (void)state;
+    assert_int_equal(scn_trace_point_count(), sizeof want / sizeof want[0]);
+    for (i = 0; i < sizeof want / sizeof want[0]; i++)
+        if (scn_trace_point_b_unit((int)i) != want[i])
+            fail_msg("trace point %zu (%s): b unit %d, expected %d", i, scn_trace_point_name((int)i),
+                     scn_trace_point_b_unit((int)i), want[i]);
+}
+
+/* A fault kind outside the table takes no pool rather than reading past the
+ * table (the ASan build sees a read of the row one past the end): the
+ * table's size, past it, and a negative kind. */
+static void a_fault_kind_outside_the_table_takes_no_pool(void **state) {
+    (void)state;
+    assert_false(scn_fault_takes_pool(SCN_FAULT_KIND_COUNT));
+    assert_false(scn_fault_takes_pool((scn_fault_kind)(SCN_FAULT_KIND_COUNT + 1)));
+    assert_false(scn_fault_takes_pool((scn_fault_kind)-1));
+    assert_string_equal(scn_fault_name(SCN_FAULT_KIND_COUNT), "?");
+}
+
+/* scn_result_words writes into any buffer it is given room in the longest
+ * prefix of the list that fits, the shortest buffer (one byte: the empty
+ * string) included, and nothing into none. */
+static void result_words_fit_any_buffer(void **state) {
+    char full[512], buf[512];
+    size_t size, len;
+    (void)state;
+    scn_result_words(full, sizeof full);
+    len = strlen(full);
+    assert_true(len + 2 < sizeof full);
+    assert_int_equal(strncmp(full, "ok, ", 4), 0);
+    memset(buf, 'X', sizeof buf);
+    scn_result_words(buf, 0);
+    assert_int_equal(buf[0], 'X');
+    for (size = 1; size <= len + 1; size++) {
+        size_t want = size - 1;
+        memset(buf, 'X', sizeof buf);
+        buf[sizeof buf - 1] = '\0'; /* a call that wrote nothing still reads as a string */
+        scn_result_words(buf, size);
+        if (strlen(buf) != want || strncmp(buf, full, want) != 0 || buf[size] != 'X')
+            fail_msg("size %zu: got '%.*s', expected the first %zu characters of '%s'", size, (int)size, buf,
+                     want, full);
+    }
+}
+
 /* `nth N` of a hold and of a fault: up to a million, inclusive. */
 static void nth_goes_up_to_a_million(void **state) {
     scn_error e;
@@ -758,6 +809,9 @@ int main(void) {
         cmocka_unit_test(a_suggestion_counts_the_letters_deleted_from_the_front),
         cmocka_unit_test(a_suggestion_counts_the_letters_inserted_at_the_front),
         cmocka_unit_test(a_trace_point_index_outside_the_table_names_nothing),
+        cmocka_unit_test(every_trace_point_has_its_rows_b_unit),
+        cmocka_unit_test(a_fault_kind_outside_the_table_takes_no_pool),
+        cmocka_unit_test(result_words_fit_any_buffer),
         cmocka_unit_test(nth_goes_up_to_a_million),
         cmocka_unit_test(nul_and_huge_lines_are_refused_not_crashed),
         cmocka_unit_test(every_corpus_file_parses),

@@ -401,6 +401,38 @@ static void a_periodic_with_a_window_keeps_its_period(void **state) {
                "expect calls(R) >= 3\n");
 }
 
+/* A scenario with as many objects as the parser takes (its objects array
+ * full, no spare row past the last) runs and tears down every one: the
+ * teardown's walks stay inside the array (the ASan build sees a read one
+ * past it).  One more object is refused, so the array here is exactly full. */
+static void a_scenario_with_the_most_objects_tears_down(void **state) {
+    enum { MOST = 256 }; /* SCN_MAX_OBJS */
+    static char text[MOST * 24 + 128];
+    size_t n = 0;
+    int i;
+    scn_error e;
+    scn_scenario *s;
+    scn_run_out r;
+    (void)state;
+    n += (size_t)snprintf(text + n, sizeof text - n, "# purpose: x\n");
+    for (i = 0; i < MOST; i++) n += (size_t)snprintf(text + n, sizeof text - n, "event E%d manual\n", i);
+    n += (size_t)snprintf(text + n, sizeof text - n, "thread A\n  signal E%d\nend\n", MOST - 1);
+    assert_true(n < sizeof text);
+    s = parse(text);
+    assert_int_equal(s->nobjs, MOST);
+    run(s, 1, 0, NULL, &r);
+    if (!r.passed) fail_msg("%s", r.failures);
+    scn_run_out_free(&r);
+    scn_free(s);
+    /* one more is past the parser's limit */
+    n = (size_t)snprintf(text, sizeof text, "# purpose: x\n");
+    for (i = 0; i <= MOST; i++) n += (size_t)snprintf(text + n, sizeof text - n, "event E%d manual\n", i);
+    n += (size_t)snprintf(text + n, sizeof text - n, "thread A\n  tick\nend\n");
+    s = scn_parse("t.scn", text, n, &e);
+    assert_null(s);
+    assert_non_null(strstr(e.msg, "too many objects"));
+}
+
 /* Members a scenario leaves in a group are released through the group at
  * teardown, and then not closed again one by one. */
 static void the_teardown_releases_a_groups_members(void **state) {
@@ -481,6 +513,7 @@ int main(void) {
         cmocka_unit_test(waiting_on_a_timer_drains_its_callback),
         cmocka_unit_test(a_periodic_with_a_window_keeps_its_period),
         cmocka_unit_test(the_teardown_releases_a_groups_members),
+        cmocka_unit_test(a_scenario_with_the_most_objects_tears_down),
         cmocka_unit_test(native_mode_declines_deadlocks_and_same_tick),
         cmocka_unit_test(a_misuse_without_its_word_fails),
     };
