@@ -44,8 +44,13 @@ static unsigned long unclaimed_reports;
 void sched_race_reports_claimed(void) { claimed = 1; }
 
 /* Every report counts, not only the first of a PC pair: a seed's report
- * must not depend on which seeds ran before it in the same process. */
-const char *__tsan_default_options(void) { return "suppress_equal_stacks=0:suppress_equal_addresses=0"; }
+ * must not depend on which seeds ran before it in the same process.  And an
+ * impossible allocation returns NULL, as the C library's does, instead of
+ * ending the process: the model's out-of-memory stop (test_sim_abort) is
+ * then the same code in the race build as in the others. */
+const char *__tsan_default_options(void) {
+    return "suppress_equal_stacks=0:suppress_equal_addresses=0:allocator_may_return_null=1";
+}
 
 int __tsan_on_finalize(int failed) { return claimed ? unclaimed_reports != 0 : failed; }
 

@@ -436,7 +436,7 @@ static void every_trace_point_has_its_rows_b_unit(void **state) {
     assert_int_equal(scn_trace_point_count(), sizeof want / sizeof want[0]);
     for (i = 0; i < sizeof want / sizeof want[0]; i++)
         if (scn_trace_point_b_unit((int)i) != want[i])
-            fail_msg("trace point %zu (%s): b unit %d, expected %d", i, scn_trace_point_name((int)i),
+            fail_msg("trace point %lu (%s): b unit %d, expected %d", (unsigned long)i, scn_trace_point_name((int)i),
                      scn_trace_point_b_unit((int)i), want[i]);
 }
 
@@ -471,8 +471,8 @@ static void result_words_fit_any_buffer(void **state) {
         buf[sizeof buf - 1] = '\0'; /* a call that wrote nothing still reads as a string */
         scn_result_words(buf, size);
         if (strlen(buf) != want || strncmp(buf, full, want) != 0 || buf[size] != 'X')
-            fail_msg("size %zu: got '%.*s', expected the first %zu characters of '%s'", size, (int)size, buf,
-                     want, full);
+            fail_msg("size %lu: got '%.*s', expected the first %lu characters of '%s'", (unsigned long)size,
+                     (int)size, buf, (unsigned long)want, full);
     }
 }
 

@@ -30,6 +30,8 @@
  * stop below is the sim's answer to that NULL). */
 const char *__asan_default_options(void);
 const char *__asan_default_options(void) { return "allocator_may_return_null=1"; }
+/* The race build's options are the runtime's (harness/sched/sched_race.c),
+ * which ask the same of its allocator. */
 
 /* A block whose header is not the sim's: zeroes where the magic would be
  * (well inside a buffer of ours, so the check reads memory we own). */
