@@ -133,11 +133,44 @@ static void test_callback_into_freed_context_is_reported(void **st) {
     simt_run(body_callback_into_freed_context);
 }
 
+/* Every freed context is remembered, not only the first: two contexts
+ * freed with their callbacks queued are both reported and neither runs. */
+static void body_two_freed_contexts(void) {
+    simt_blocker b;
+    g_ran = 0;
+    simt_block_private(&b, 1);
+    tph_os_env env = {b.pool, NULL, NULL, TPH_OS_PRIORITY_NORMAL, false};
+    void *live = tph_os_alloc(64), *gone1 = tph_os_alloc(64), *gone2 = tph_os_alloc(64);
+    tph_os_work *w0 = tph_os_work_create(count_run, live, &env);
+    tph_os_work *w1 = tph_os_work_create(count_run, gone1, &env);
+    tph_os_work *w2 = tph_os_work_create(count_run, gone2, &env);
+    tph_os_work_submit(w0);
+    tph_os_work_submit(w1);
+    tph_os_work_submit(w2);
+    tph_os_free(gone1);
+    tph_os_free(gone2); /* second on the freed list */
+    simt_unblock(&b);
+    tph_os_work_wait(w0, false);
+    tph_os_work_wait(w1, false);
+    tph_os_work_wait(w2, false);
+    CHECK(tph_os_load32(&g_ran) == 1);
+    CHECK(sim_misuse_count() == 2);
+    tph_os_free(live);
+    tph_os_work_close(w0);
+    tph_os_work_close(w1);
+    tph_os_work_close(w2);
+}
+static void test_two_freed_contexts_are_reported(void **st) {
+    (void)st;
+    simt_run(body_two_freed_contexts);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_announced_calls_are_clean),
         cmocka_unit_test(test_each_breach_is_reported),
         cmocka_unit_test(test_callback_into_freed_context_is_reported),
+        cmocka_unit_test(test_two_freed_contexts_are_reported),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

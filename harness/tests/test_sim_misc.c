@@ -419,7 +419,8 @@ static void TPH_OS_CALLBACK first_nop_wait(tph_os_instance *i, void *c, tph_os_w
 }
 typedef enum {
     FIRST_EVENT, FIRST_GROUP, FIRST_FILE, FIRST_IO_COMPLETE, FIRST_IO_WAIT, FIRST_IO_CLOSE, FIRST_OBJECT_HANDLE, FIRST_POOL,
-    FIRST_POOL_COUNT, FIRST_MISUSE_COUNT, FIRST_TIMER, FIRST_WAIT, FIRST_WORK, FIRST_GROUP_CLOSE, FIRST_POOL_SET_MAX, FIRST_COUNT
+    FIRST_POOL_COUNT, FIRST_MISUSE_COUNT, FIRST_TIMER, FIRST_WAIT, FIRST_WORK, FIRST_GROUP_CLOSE, FIRST_POOL_SET_MAX,
+    FIRST_POOL_SET_MIN, FIRST_EVENT_SET, FIRST_COUNT
 } first_call;
 static first_call g_first;
 static void first_call_main(void *arg) {
@@ -496,6 +497,15 @@ static void first_call_main(void *arg) {
         tph_os_pool_set_max(NULL, 1);
         want_call = "SetThreadpoolThreadMaximum";
         want_problem = "default pool";
+        break;
+    case FIRST_POOL_SET_MIN: /* nor its minimum */
+        CHECK(!tph_os_pool_set_min(NULL, 1));
+        want_call = "SetThreadpoolThreadMinimum";
+        want_problem = "default pool";
+        break;
+    case FIRST_EVENT_SET:
+        tph_os_event_set(NULL);
+        want_call = "SetEvent";
         break;
     case FIRST_COUNT:
         break;
