@@ -244,6 +244,22 @@ static void bad_input_is_located(void **state) {
 /* Messages no edit of the corpus reaches (test_scenario_edits.c derives its
  * inputs from scenarios/, whose files never name a pool twice, nest a group,
  * and so on): each one here, at its word. */
+/* blocked(LABEL) is bound once the whole file is read, in every block that
+ * holds an expression: the first thread's too, where an undefined label is
+ * refused like anywhere else and a label defined by a later thread binds. */
+static void a_label_in_the_first_thread_is_resolved(void **state) {
+    scn_error e;
+    scn_scenario *s;
+    (void)state;
+    expect_error("# purpose: x\nthread A\n  assert blocked(nope) < 1s\nend\n", 3, 18, "undefined label");
+    s = parse("# purpose: x\nthread A\n  assert blocked(w) < 1s\nend\nthread B\n  sleep 1ms as w\nend\n", &e);
+    assert_non_null(s);
+    assert_non_null(s->threads[0].body.ops[0].expr);
+    assert_int_equal(s->nlabels, 1); /* w, label 0 */
+    assert_int_equal(s->threads[0].body.ops[0].expr->lhs.label, 0);
+    scn_free(s);
+}
+
 static void rare_bad_input_is_located(void **state) {
     static const char thread[] = "thread A\n  tick\nend\n";
     char text[512];
@@ -802,6 +818,7 @@ int main(void) {
         cmocka_unit_test(keywords_accept_dash_or_underscore),
         cmocka_unit_test(same_text_same_hash_other_text_other_hash),
         cmocka_unit_test(bad_input_is_located),
+        cmocka_unit_test(a_label_in_the_first_thread_is_resolved),
         cmocka_unit_test(rare_bad_input_is_located),
         cmocka_unit_test(each_limit_is_reported_at_the_first_line_past_it),
         cmocka_unit_test(timeout_and_forever_are_located_at_the_operation),

@@ -401,6 +401,24 @@ static void a_periodic_with_a_window_keeps_its_period(void **state) {
                "expect calls(R) >= 3\n");
 }
 
+/* A timer armed `after 10ms window 5ms` fires once, 10 to 15 ms in
+ * (tph_timer_set_after takes the window in ms): not before 9 ms, and by
+ * 30 ms.  Virtual time, so the bounds are exact, not timing. */
+static void a_timer_fires_inside_its_window(void **state) {
+    uint64_t seed;
+    (void)state;
+    for (seed = 1; seed <= 8; seed++) {
+        scn_scenario *s = parse("# purpose: x\ntimer T\nthread A\n  arm T after 10ms window 5ms\n  sleep 9ms\n"
+                                "  assert calls(T) == 0\n  sleep 21ms\n  assert calls(T) == 1\nend\n"
+                                "expect calls(T) == 1\n");
+        scn_run_out r;
+        run(s, seed, 0, NULL, &r);
+        if (!r.passed) fail_msg("seed %lu: %s", (unsigned long)seed, r.failures);
+        scn_run_out_free(&r);
+        scn_free(s);
+    }
+}
+
 /* A scenario with as many objects as the parser takes (its objects array
  * full, no spare row past the last) runs and tears down every one: the
  * teardown's walks stay inside the array (the ASan build sees a read one
@@ -512,6 +530,7 @@ int main(void) {
         cmocka_unit_test(a_disarmed_wait_does_not_run),
         cmocka_unit_test(waiting_on_a_timer_drains_its_callback),
         cmocka_unit_test(a_periodic_with_a_window_keeps_its_period),
+        cmocka_unit_test(a_timer_fires_inside_its_window),
         cmocka_unit_test(the_teardown_releases_a_groups_members),
         cmocka_unit_test(a_scenario_with_the_most_objects_tears_down),
         cmocka_unit_test(native_mode_declines_deadlocks_and_same_tick),
