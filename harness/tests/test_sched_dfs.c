@@ -517,6 +517,85 @@ static void dfs_forced_fair_steps_are_no_nodes(void **state) {
     sched_dfs_free(d);
 }
 
+/* The fairness lapse (strategy_dfs_fair.c): every runnable thread waits for
+ * another, so all demotions end and every runnable thread is an option.  It
+ * takes a thread made current by forced switches (one runnable thread, no
+ * pick): its last pick stays old while the streak the last pick left runs on.
+ * Fair bound 1.  main: spawn b; sleep to 1; spawn y; wait on q for the flag;
+ * join.  b: sleep to 1000; set the flag, wake q.  y: yield; sleep to 100000.
+ * The picks (two runnable) of the run T1:2.1.3*2.2.1*2:
+ *   1 main's spawn of b: b (a preemption), which sleeps; main sleeps too
+ *   2 main, woken at 1, spawns y: main kept (streak 1)
+ *   3 main's next call: main demoted at 3, y the only option (streak 0)
+ *   4 y's yield: main waits for a pick of y after 3, y kept (streak 1)
+ *   then y sleeps, main alone waits on q, the clock jumps to 1000 and b,
+ *   alone, runs by forced switches and wakes main:
+ *   5 b, streak 1: demoted at 5; b waits for a pick of main after 5, main
+ *     for a pick of b after 3 (b's last was pick 1): no option, the lapse.
+ * Both are options there, a node: b continues, or main runs (a second
+ * preemption), the run T1:2.1.3*2.1.2 -- at bound 2 the search has it.  A
+ * lapse that offered only the current thread (or only runnable[0]) would
+ * make pick 5 a forced step and never run main there. */
+typedef struct lapse_prog {
+    rt_lock lock;
+    rt_waitq q;
+    int flag;
+} lapse_prog;
+
+static void lapse_b(void *p) {
+    lapse_prog *l = (lapse_prog *)p;
+    rt_sleep_until(1000);
+    rt_lock_acquire(&l->lock);
+    l->flag = 1;
+    rt_wake_one(&l->q);
+    rt_lock_release(&l->lock);
+}
+
+static void lapse_y(void *p) {
+    (void)p;
+    rt_yield();
+    rt_sleep_until(100000);
+}
+
+static void lapse_main(void *p) {
+    lapse_prog *l = (lapse_prog *)p;
+    rt_thread *b = rt_spawn("b", lapse_b, p, false), *y;
+    rt_sleep_until(1);
+    y = rt_spawn("y", lapse_y, p, false);
+    rt_lock_acquire(&l->lock);
+    while (!l->flag) rt_wait(&l->q, &l->lock, RT_FOREVER, "flag");
+    rt_lock_release(&l->lock);
+    rt_join(b);
+    rt_join(y);
+}
+
+static void dfs_fair_lapse_offers_every_runnable_thread(void **state) {
+    sched_dfs *d = sched_dfs_new(2);
+    bool lapse_run = false, other_option = false;
+    (void)state;
+    assert_non_null(d);
+    sched_dfs_set_fair_bound(d, 1);
+    do {
+        lapse_prog l;
+        sched_options o;
+        sched_result r;
+        memset(&l, 0, sizeof l);
+        sched_options_default(&o);
+        o.strategy = SCHED_STRATEGY_DFS;
+        o.dfs = d;
+        assert_int_equal(sched_run(&o, lapse_main, &l, &r), 0);
+        assert_int_equal(r.status, SCHED_OK);
+        if (strcmp(r.schedule, "T1:2.1.3*2.2.1*2") == 0) lapse_run = true;
+        if (strcmp(r.schedule, "T1:2.1.3*2.1.2") == 0) other_option = true;
+        sched_result_free(&r);
+    } while (sched_dfs_advance(d));
+    assert_null(sched_dfs_error(d));
+    assert_true(sched_dfs_complete(d));
+    assert_true(lapse_run);
+    assert_true(other_option);
+    sched_dfs_free(d);
+}
+
 /* ---- partial-order reduction (sched_dfs_set_por) ---- */
 
 typedef struct por_stats {
@@ -1132,6 +1211,7 @@ int main(void) {
         cmocka_unit_test(dfs_fairness_ends_a_rearming_worker),
         cmocka_unit_test(dfs_fair_livelock_is_reported_as_fair),
         cmocka_unit_test(dfs_forced_fair_steps_are_no_nodes),
+        cmocka_unit_test(dfs_fair_lapse_offers_every_runnable_thread),
         cmocka_unit_test(por_counts_traces_by_hand),
         cmocka_unit_test(por_finds_every_failure_the_full_search_finds),
         cmocka_unit_test(por_keeps_distinct_traces),

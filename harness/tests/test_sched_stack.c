@@ -1,6 +1,7 @@
 /* Fiber stacks (harness/sched/fiber_stack.c): the cache sched_release_cache
- * empties gives back every byte it mapped, and a stack abandoned mid-call
- * is recycled clean under AddressSanitizer.  POSIX backends only: the win32
+ * empties gives back every byte it mapped, a stack abandoned mid-call
+ * is recycled clean under AddressSanitizer, and a stack size is rounded up,
+ * never down.  POSIX backends only: the win32
  * backend pools its own fibers. */
 #if !defined(_WIN32)
 #define _DEFAULT_SOURCE 1 /* mincore under -std=c11 */
@@ -24,6 +25,7 @@
 #include <sanitizer/asan_interface.h>
 #endif
 
+#include "fiber.h" /* sched_stack_round */
 #include "test_sched_util.h"
 
 #define STACK (64u * 1024u) /* a multiple of every page size */
@@ -143,11 +145,42 @@ static void a_stack_that_cannot_be_mapped_fails_the_run_cleanly(void **state) {
 #endif
 }
 
+/* sched_options.stack_size is rounded up to pages (rt_sched.h), with a 16 KiB
+ * floor: a thread never gets fewer bytes than it asked for.  Sizes just past
+ * the floor are the ones a floor test can get wrong (16 KiB + 1 clamped back
+ * down to 16 KiB would be a stack smaller than the request). */
+static void a_stack_is_never_smaller_than_asked(void **state) {
+#if defined(_WIN32)
+    (void)state;
+    skip();
+#else
+    static const size_t asked[] = {0,
+                                   1,
+                                   16u * 1024u - 1u,
+                                   16u * 1024u,
+                                   16u * 1024u + 1u,
+                                   16u * 1024u + 512u,
+                                   17u * 1024u - 1u,
+                                   17u * 1024u,
+                                   64u * 1024u + 1u};
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), i;
+    (void)state;
+    for (i = 0; i < sizeof asked / sizeof asked[0]; i++) {
+        size_t want = asked[i] < 16u * 1024u ? 16u * 1024u : asked[i];
+        size_t got = sched_stack_round(asked[i]);
+        if (got < want || got % page != 0 || got >= want + page)
+            fail_msg("stack_size %lu: rounded to %lu, want the first page multiple >= %lu", (unsigned long)asked[i],
+                     (unsigned long)got, (unsigned long)want);
+    }
+#endif
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(stacks_are_unmapped_whole_on_release),
         cmocka_unit_test(a_stack_abandoned_mid_call_is_recycled_clean),
         cmocka_unit_test(a_stack_that_cannot_be_mapped_fails_the_run_cleanly),
+        cmocka_unit_test(a_stack_is_never_smaller_than_asked),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     sched_release_cache();

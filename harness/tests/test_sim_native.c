@@ -2,6 +2,7 @@
  * the seeded rt_choose stream, waits with deadlines, zero-initialised locks,
  * ended runs (one leaving a blocked thread behind), and the sim surviving
  * free-running noise. */
+#include "pcg32.h"
 #include "test_sim_util.h"
 
 static uint32_t g_ids[4];
@@ -48,6 +49,43 @@ static void test_choose_seeded(void **st) {
     assert_int_equal(rt_native_run(choose_main, NULL, &o), 0);
     assert_true(memcmp(first, g_draws, sizeof first) != 0);
     for (int i = 0; i < 16; i++) assert_true(g_draws[i] < 1000);
+}
+
+/* A seed must keep meaning the same draws (rt_native.c: "a seed picks the
+ * same noise and window points as before"): rt_choose(n) is pcg32 on the
+ * choose stream, seeded with the run's seed, with the short range below
+ * (2^32 - n) % n rejected and the rest reduced mod n.  The rejection is out of
+ * reach of small n (for n = 1000 it is 296 values in 2^32), so this draws with
+ * n = 6700417, a factor of 2^32 + 1: 2^32 = n - 1 (mod n), so the rejected
+ * range is [0, n - 1), one draw in 641 -- and a threshold off by one (n - 1
+ * + 1 = n, i.e. 0: nothing rejected) gives other values from the first
+ * rejection on. */
+#define WIDE_N 6700417u
+#define WIDE_DRAWS 4000
+static uint32_t g_wide[WIDE_DRAWS];
+static void wide_main(void *arg) {
+    (void)arg;
+    for (int i = 0; i < WIDE_DRAWS; i++) g_wide[i] = rt_choose(WIDE_N);
+}
+static void test_choose_rejects_the_short_range(void **st) {
+    (void)st;
+    rt_native_options o;
+    pcg32 g;
+    uint32_t threshold = (uint32_t)(0u - WIDE_N) % WIDE_N;
+    int rejected = 0;
+    assert_int_equal(threshold, WIDE_N - 1u);
+    rt_native_options_default(&o); /* no noise: it draws from another stream anyway */
+    o.seed = 7;
+    assert_int_equal(rt_native_run(wide_main, NULL, &o), 0);
+    pcg32_seed(&g, 7, 0xda3e39cb94b95bdbull); /* rt_native.c's CHOOSE_STREAM */
+    for (int i = 0; i < WIDE_DRAWS; i++) {
+        uint32_t r;
+        while ((r = pcg32_next(&g)) < threshold) rejected++;
+        if (g_wide[i] != r % WIDE_N)
+            fail_msg("draw %d: %lu, the stream's is %lu", i, (unsigned long)g_wide[i], (unsigned long)(r % WIDE_N));
+    }
+    /* the seed reaches the rejection, or the test proves nothing */
+    assert_true(rejected > 0);
 }
 
 /* Zeroed lock + queue; a timed wait times out; a wake is seen. */
@@ -240,6 +278,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_thread_ids_in_spawn_order),
         cmocka_unit_test(test_choose_seeded),
+        cmocka_unit_test(test_choose_rejects_the_short_range),
         cmocka_unit_test(test_waits),
         cmocka_unit_test(test_end_process),
         cmocka_unit_test(test_sim_under_noise),
