@@ -28,6 +28,7 @@
 typedef struct shared {
     volatile uint64_t x;
     tph_os_event *ev;
+    void *file;
     tph_os_mutex m;
     uint32_t flag;
 } shared;
@@ -163,10 +164,56 @@ static void body_event_unordered(void) {
      * the setter before main, never before the callback. */
     event_body(late_setter);
 }
+/* SetEvent -> a WaitForSingleObject that returns signalled.  The setter is
+ * joined only after the read, so the join orders nothing the read needs. */
+static void direct_body(void (*fn)(void *)) {
+    g.ev = tph_os_event_create(false, false);
+    rt_thread *t = rt_spawn("setter", fn, NULL, false);
+    if (tph_os_event_wait(g.ev, TPH_OS_INFINITE) != TPH_OS_WAIT_SIGNALED) abort();
+    if (g.x != 1) g.flag = 2;
+    rt_join(t);
+    tph_os_event_close(g.ev);
+}
+static void body_event_wait_ordered(void) { direct_body(setter); }
+static void body_event_wait_unordered(void) { direct_body(late_setter); }
 static void test_set_event(void **st) {
     (void)st;
     expect(body_event_ordered, false, "write, SetEvent, the wait callback reads");
     expect(body_event_unordered, true, "SetEvent, then write");
+    expect(body_event_wait_ordered, false, "write, SetEvent, WaitForSingleObject returns, read");
+    expect(body_event_wait_unordered, true, "SetEvent, then write, read after the wait");
+}
+
+/* ---- StartThreadpoolIo -> the completion callback ------------------------------- */
+static void TPH_OS_CALLBACK io_read_x(tph_os_instance *i, void *ctx, void *ov, uint32_t r, uintptr_t n,
+                                     tph_os_io *io) {
+    (void)i, (void)ctx, (void)ov, (void)r, (void)n, (void)io;
+    if (g.x != 1) g.flag = 2;
+}
+/* Spawned before main's write, so the spawn orders nothing; the sleep only
+ * makes the completion come after the start (main never sleeps). */
+static void completer(void *arg) {
+    (void)arg;
+    rt_sleep_until(rt_now() + 10 * SIM_MS);
+    if (!sim_io_complete(g.file, NULL, 0, 0)) abort();
+}
+static void io_body(bool write_first) {
+    g.file = sim_file_create();
+    tph_os_io *io = tph_os_io_create(g.file, io_read_x, NULL, NULL);
+    rt_thread *t = rt_spawn("completer", completer, NULL, false);
+    if (write_first) g.x = 1;
+    tph_os_io_start(io);
+    if (!write_first) g.x = 1;
+    tph_os_io_wait(io, false);
+    rt_join(t);
+    tph_os_io_close(io);
+}
+static void body_io_ordered(void) { io_body(true); }
+static void body_io_unordered(void) { io_body(false); }
+static void test_io_start(void **st) {
+    (void)st;
+    expect(body_io_ordered, false, "write, StartThreadpoolIo, another thread completes, the callback reads");
+    expect(body_io_unordered, true, "StartThreadpoolIo, then write");
 }
 
 /* ---- timer set -> its tick -------------------------------------------------- */
@@ -432,6 +479,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_submit_and_wait),
         cmocka_unit_test(test_set_event),
+        cmocka_unit_test(test_io_start),
         cmocka_unit_test(test_timer_set),
         cmocka_unit_test(test_group_release),
         cmocka_unit_test(test_mutex_and_atomics),

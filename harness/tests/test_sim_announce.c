@@ -97,6 +97,26 @@ static void test_each_breach_is_reported(void **st) {
     for (g_breach = UNANNOUNCED; g_breach <= RECORD_BETWEEN; g_breach++) simt_run(body_breach);
 }
 
+/* A create names no object yet: its record's object is 0 (and so is its
+ * pool key, CreateThreadpoolCleanupGroup having no pool).  A record naming
+ * any other object announced some other call. */
+static void body_create_names_no_object(void) {
+    sim_announce_check(true);
+    sim_announce_note("api", "CreateThreadpoolCleanupGroup", 1, 0);
+    tph_os_group *g = tph_os_group_create();
+    CHECK(g != NULL);
+    CHECK(sim_misuse_count() == 1);
+    CHECK(strstr(first_problem(), "names another object") != NULL);
+    sim_announce_note("api", "CloseThreadpoolCleanupGroup", (uintptr_t)g, 0);
+    tph_os_group_close(g);
+    CHECK(sim_misuse_count() == 1);
+    sim_announce_check(false);
+}
+static void test_create_names_no_object(void **st) {
+    (void)st;
+    simt_run(body_create_names_no_object);
+}
+
 static volatile uint32_t g_ran;
 
 static void TPH_OS_CALLBACK count_run(tph_os_instance *i, void *ctx, tph_os_work *w) {
@@ -169,6 +189,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_announced_calls_are_clean),
         cmocka_unit_test(test_each_breach_is_reported),
+        cmocka_unit_test(test_create_names_no_object),
         cmocka_unit_test(test_callback_into_freed_context_is_reported),
         cmocka_unit_test(test_two_freed_contexts_are_reported),
     };

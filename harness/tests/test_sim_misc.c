@@ -420,7 +420,7 @@ static void TPH_OS_CALLBACK first_nop_wait(tph_os_instance *i, void *c, tph_os_w
 typedef enum {
     FIRST_EVENT, FIRST_GROUP, FIRST_FILE, FIRST_IO_COMPLETE, FIRST_IO_WAIT, FIRST_IO_CLOSE, FIRST_OBJECT_HANDLE, FIRST_POOL,
     FIRST_POOL_COUNT, FIRST_MISUSE_COUNT, FIRST_TIMER, FIRST_WAIT, FIRST_WORK, FIRST_GROUP_CLOSE, FIRST_POOL_SET_MAX,
-    FIRST_POOL_SET_MIN, FIRST_EVENT_SET, FIRST_COUNT
+    FIRST_POOL_SET_MIN, FIRST_EVENT_SET, FIRST_TIMER_CLOSE, FIRST_TIMER_WAIT, FIRST_COUNT
 } first_call;
 static first_call g_first;
 static void first_call_main(void *arg) {
@@ -506,6 +506,14 @@ static void first_call_main(void *arg) {
     case FIRST_EVENT_SET:
         tph_os_event_set(NULL);
         want_call = "SetEvent";
+        break;
+    case FIRST_TIMER_CLOSE:
+        tph_os_timer_close(NULL);
+        want_call = "CloseThreadpoolTimer";
+        break;
+    case FIRST_TIMER_WAIT:
+        tph_os_timer_wait(NULL, false);
+        want_call = "WaitForThreadpoolTimerCallbacks";
         break;
     case FIRST_COUNT:
         break;

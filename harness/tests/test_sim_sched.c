@@ -510,6 +510,53 @@ static void test_sched_group_release_report_is_atomic_with_the_call(void **st) {
     assert_int_equal(g_gc_runs_torn, 0); /* and never with the member still in the group */
 }
 
+/* An unannounced SetThreadpoolThreadMinimum is reported in the step that
+ * sets the minimum: the check runs under the model lock, so a reader that
+ * sees the report sees the new minimum too.  A check made before the caller
+ * takes the lock would show the report while the pool still has its old
+ * minimum. */
+static volatile uint32_t g_sm_seen, g_sm_min_set;
+static uint64_t g_sm_runs_seen, g_sm_runs_torn;
+static tph_os_pool *volatile g_sm_pool;
+static void sm_reader(void *arg) {
+    (void)arg;
+    size_t n = sim_misuse_count();
+    sim_pool_stats s;
+    bool set = sim_pool_stats_get(g_sm_pool, &s) && s.min_threads == 1;
+    tph_os_gate_store32(&g_sm_seen, n == 1 ? 1u : 0u);
+    tph_os_gate_store32(&g_sm_min_set, set ? 1u : 0u);
+}
+static void sm_main(void *arg) {
+    (void)arg;
+    tph_os_gate_store32(&g_sm_seen, 0);
+    tph_os_gate_store32(&g_sm_min_set, 0);
+    sim_process_begin(NULL);
+    g_sm_pool = tph_os_pool_create(); /* checking is off: not reported */
+    sim_announce_check(true);
+    rt_thread *reader = rt_spawn("reader", sm_reader, NULL, false);
+    bool ok = tph_os_pool_set_min(g_sm_pool, 1); /* no api/ record */
+    rt_join(reader);
+    sim_announce_check(false);
+    sim_misuse m;
+    if (!ok || sim_misuse_count() != 1 || !sim_misuse_get(0, &m) || strcmp(m.call, "SetThreadpoolThreadMinimum") != 0)
+        tph_os_gate_store32(&g_sm_seen, 2); /* not the one report expected */
+    sim_process_end();
+}
+static void sm_outcome(void) {
+    uint32_t seen = tph_os_gate_load32(&g_sm_seen);
+    if (seen == 2) fail_msg("the unannounced set-minimum was not reported once");
+    if (seen) g_sm_runs_seen++;
+    if (seen && !tph_os_gate_load32(&g_sm_min_set)) g_sm_runs_torn++;
+}
+static void test_sched_set_min_report_is_atomic_with_the_call(void **st) {
+    (void)st;
+    g_sm_runs_seen = g_sm_runs_torn = 0;
+    dfs_every_interleaving(sm_main, NULL, false, NULL, sm_outcome);
+    print_message("%llu of the runs saw the report\n", (unsigned long long)g_sm_runs_seen);
+    assert_true(g_sm_runs_seen > 0);     /* the reader did see the report */
+    assert_int_equal(g_sm_runs_torn, 0); /* and never with the old minimum */
+}
+
 /* An announcement its call never followed is reported from the trace hook
  * (sim_announce_note), which runs outside the model lock: the report takes
  * the lock itself, so it is one step of the model like any other -- a
@@ -877,6 +924,7 @@ int main(void) {
         cmocka_unit_test(test_sched_every_seam_atomic_is_one_point),
         cmocka_unit_test(test_sched_every_seam_write_races_a_read),
         cmocka_unit_test(test_sched_misuse_report_is_atomic_with_the_call),
+        cmocka_unit_test(test_sched_set_min_report_is_atomic_with_the_call),
         cmocka_unit_test(test_sched_uncalled_announcement_report_is_one_step),
         cmocka_unit_test(test_sched_group_release_report_is_atomic_with_the_call),
         cmocka_unit_test(test_sched_private_stall_set_inside_its_lock),
