@@ -471,13 +471,13 @@ static void a_fault_kind_outside_the_table_takes_no_pool(void **state) {
  * prefix of the list that fits, the shortest buffer (one byte: the empty
  * string) included, and nothing into none. */
 static void result_words_fit_any_buffer(void **state) {
-    char full[512], buf[512];
+    char words[512], buf[512];
     size_t size, len;
     (void)state;
-    scn_result_words(full, sizeof full);
-    len = strlen(full);
-    assert_true(len + 2 < sizeof full);
-    assert_int_equal(strncmp(full, "ok, ", 4), 0);
+    scn_result_words(words, sizeof words);
+    len = strlen(words);
+    assert_true(len + 2 < sizeof words);
+    assert_int_equal(strncmp(words, "ok, ", 4), 0);
     memset(buf, 'X', sizeof buf);
     scn_result_words(buf, 0);
     assert_int_equal(buf[0], 'X');
@@ -486,9 +486,9 @@ static void result_words_fit_any_buffer(void **state) {
         memset(buf, 'X', sizeof buf);
         buf[sizeof buf - 1] = '\0'; /* a call that wrote nothing still reads as a string */
         scn_result_words(buf, size);
-        if (strlen(buf) != want || strncmp(buf, full, want) != 0 || buf[size] != 'X')
+        if (strlen(buf) != want || strncmp(buf, words, want) != 0 || buf[size] != 'X')
             fail_msg("size %lu: got '%.*s', expected the first %lu characters of '%s'", (unsigned long)size,
-                     (int)size, buf, (unsigned long)want, full);
+                     (int)size, buf, (unsigned long)want, words);
     }
 }
 
