@@ -58,41 +58,32 @@ uint32_t sched_dfs_por_next(const sched_dfs *d, const dfs_node *x) {
 
 void sched_dfs_por_fail(sched *s, const char *what) { sched_end(s, SCHED_MISUSE, "dfs --por: %s", what); }
 
-/* The object tables of a run.  Allocated at the first run's start, before
- * any thread exists: a failure there cannot end the run (sched_end needs a
- * running thread), so the run goes on unrecorded (s->por off) until its
- * first pick reports it, as the fairness tables' failure is, and the tables
- * are left NULL. */
+/* The object tables, allocated at the first run's start, before any thread
+ * exists: a failure there cannot end the run (sched_end needs a running
+ * thread), so it sets d->oom, the run goes on unrecorded (s->por off) until
+ * its first pick reports it, as the fairness tables' failure is, and the
+ * search records nothing more.  What was allocated, sched_dfs_free frees. */
+static bool obj_tables_alloc(sched_dfs *d) {
+    d->hcap = 1024;
+    d->hkey = calloc(d->hcap, sizeof *d->hkey);
+    d->hval = calloc(d->hcap, sizeof *d->hval);
+    d->objcap = 256;
+    d->obj_w = calloc(d->objcap, sizeof *d->obj_w);
+    d->obj_r = calloc((size_t)d->objcap * POR_MAXT, sizeof *d->obj_r);
+    return d->hkey && d->hval && d->obj_w && d->obj_r;
+}
+
 static void obj_table_reset(sched_dfs *d) {
+    if (d->oom) return;
     if (!d->hkey) {
-        d->hkey = calloc(1024, sizeof *d->hkey);
-        d->hval = calloc(1024, sizeof *d->hval);
-        if (!d->hkey || !d->hval) {
-            free(d->hkey);
-            free(d->hval);
-            d->hkey = NULL;
-            d->hval = NULL;
+        if (!obj_tables_alloc(d)) {
             d->oom = true;
             return;
         }
-        d->hcap = 1024;
     } else {
         memset(d->hkey, 0, d->hcap * sizeof *d->hkey);
     }
     d->nobj = 1; /* POR_ALL */
-    if (!d->objcap) {
-        d->obj_w = calloc(256, sizeof *d->obj_w);
-        d->obj_r = calloc((size_t)256 * POR_MAXT, sizeof *d->obj_r);
-        if (!d->obj_w || !d->obj_r) {
-            free(d->obj_w);
-            free(d->obj_r);
-            d->obj_w = NULL;
-            d->obj_r = NULL;
-            d->oom = true;
-            return;
-        }
-        d->objcap = 256;
-    }
     d->obj_w[POR_ALL] = 0;
     memset(d->obj_r, 0, POR_MAXT * sizeof *d->obj_r);
 }
