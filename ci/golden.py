@@ -173,12 +173,15 @@ def _strip_time(obj: dict) -> dict:
 
 
 def _neutral(text: str, exe: pathlib.Path) -> str:
-    """Take out what names the build rather than the run: the program's own
-    path (a failure's replay commands start with it) and a failure report's
-    `build:` line (the build's id).  Neither occurs in a passing run; both
-    would make a failing item differ between two builds that ran the same
-    run, which is not the divergence this pins."""
+    """Take out what names the build or the machine rather than the run: the
+    program's own path (a failure's replay commands start with it), a
+    failure report's `build:` line (the build's id) and the prose summary's
+    rate (schedules/s, the one wall-time figure of a failing run's text).
+    None occurs in a passing run's item; each would make a failing item
+    differ between two builds that ran the same run, which is not the
+    divergence this pins."""
     text = text.replace(str(exe.parent) + os.sep, "")
+    text = re.sub(r"schedules/s=[0-9.]+", "schedules/s=*", text)
     return re.sub(r"^(  build: ).*$", r"\1<build>", text, flags=re.M)
 
 
@@ -199,15 +202,13 @@ def harness_env(base=None) -> dict:
     return env
 
 
-def run_item(build: pathlib.Path, name: str, item: Item, env=None) -> str:
-    """The undigested text of one item: the command, its exit status, then
-    its output (JSON objects without wall time, or the replay as printed).
-    The scenario is named relative to the repository, from its root, so the
-    paths inside the output are the same on every machine."""
-    cmd = command(name, item)
-    exe = program(build, cmd[0].endswith("failfast"))
-    r = procs.run_bounded([str(exe), *cmd[1:]], TIMEOUT, cwd=REPO, env=harness_env(env), merge=False)
-    head = f"$ {' '.join(cmd)}\n"
+def _one_run(exe: pathlib.Path, shown: list[str], args: list[str], cwd, item: Item, env) -> str:
+    """One harness process as an item's text: the command as shown, its exit
+    status, then its output (JSON objects without wall time, or the text as
+    printed), and a sanitizer's report from stderr, which is otherwise not
+    pinned (warnings, progress): the report itself makes the item differ."""
+    r = procs.run_bounded([str(exe), *args], TIMEOUT, cwd=cwd, env=harness_env(env), merge=False)
+    head = f"$ {' '.join(shown)}\n"
     if r.rc is None:
         return head + f"timed out after {TIMEOUT:.0f} s\n"
     body = _neutral(r.out, exe)
@@ -217,19 +218,25 @@ def run_item(build: pathlib.Path, name: str, item: Item, env=None) -> str:
         except (json.JSONDecodeError, HJ.VersionMismatch) as e:
             body = f"not the JSON contract: {e}\n{body}"
     text = head + f"exit {r.rc}\n" + body
-    # a sanitizer's report goes to stderr, which is otherwise not pinned
-    # (warnings, progress): the report itself makes the item differ
     san = procs.sanitizer_line(r.err)
     if san:
         text += f"sanitizer: {san}\n"
     return text
 
 
+def run_item(build: pathlib.Path, name: str, item: Item, env=None) -> str:
+    """The undigested text of one item.  The scenario is named relative to
+    the repository, from its root, so the paths inside the output are the
+    same on every machine."""
+    cmd = command(name, item)
+    exe = program(build, cmd[0].endswith("failfast"))
+    return _one_run(exe, cmd, cmd[1:], REPO, item, env)
+
+
 def run_flips(build: pathlib.Path, name: str, item: Item, env=None) -> str:
     """The failure reports of the scenario's failing copies, in line order
     (ci/golden_flips.py).  Each copy is written to a fresh directory and run
-    from there by its bare file name, which is all its report names of it;
-    the rates of the summary line are the only wall-time figures."""
+    from there by its bare file name, which is all its report names of it."""
     text = (SCENARIO_DIR / f"{name}.scn").read_text(encoding="utf-8")
     cmd = command(name, item)
     exe = program(build, cmd[0].endswith("failfast"))
@@ -238,15 +245,7 @@ def run_flips(build: pathlib.Path, name: str, item: Item, env=None) -> str:
         for line, flipped in GF.flips(text):
             copy = GF.flip_name(SCENARIO_DIR / f"{name}.scn", line)
             (pathlib.Path(d) / copy).write_text(flipped, encoding="utf-8")
-            r = procs.run_bounded([str(exe), *item.args, copy], TIMEOUT, cwd=d, env=harness_env(env), merge=False)
-            out.append(f"$ {cmd[0]} {' '.join(item.args)} {copy}\n")
-            if r.rc is None:
-                out.append(f"timed out after {TIMEOUT:.0f} s\n")
-                continue
-            out.append(f"exit {r.rc}\n" + GF.normalise(_neutral(r.out, exe)))
-            san = procs.sanitizer_line(r.err)
-            if san:
-                out.append(f"sanitizer: {san}\n")
+            out.append(_one_run(exe, [cmd[0], *item.args, copy], [*item.args, copy], d, item, env))
     return "".join(out) or "no expect or assert line compares\n"
 
 

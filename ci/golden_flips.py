@@ -49,9 +49,3 @@ def flip_name(scenario: pathlib.Path, line: int) -> str:
     lines, replay commands), so it must not depend on where it is written."""
     return f"{scenario.stem}.L{line}.scn"
 
-
-def normalise(out: str) -> str:
-    """A report without its rates (the summary line's schedules/s), the
-    only wall-time figure of a failing run's prose; ci/golden.py has taken
-    out the program's path and the build line already."""
-    return re.sub(r"schedules/s=[0-9.]+", "schedules/s=*", out)
