@@ -1,10 +1,4 @@
 /* tpheal-harness list: the corpus and the language's words. */
-#ifndef _WIN32
-#define _POSIX_C_SOURCE 200809L /* dirent */
-#else
-#define WIN32_LEAN_AND_MEAN
-#include <windows.h>
-#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,58 +7,10 @@
 
 /* ---- list -------------------------------------------------------------------------- */
 
-#ifndef _WIN32
-#include <dirent.h>
-#endif
-
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-static bool add_name(char ***names, size_t *n, size_t *cap, const char *name) {
-    size_t l = strlen(name);
-    if (l < 5 || strcmp(name + l - 4, ".scn") != 0) return true;
-    if (*n == *cap) {
-        char **nn = realloc(*names, (*cap = *cap ? *cap * 2 : 32) * sizeof **names);
-        if (!nn) return false;
-        *names = nn;
-    }
-    (*names)[(*n)++] = scn_strdup(name);
-    return true;
-}
-
-/* The *.scn names in dir, sorted (the same order on every platform); false
- * when the directory cannot be read. */
-static bool scenario_names(const char *dir, char ***names, size_t *n) {
-    size_t cap = 0;
-    *names = NULL;
-    *n = 0;
-#ifndef _WIN32
-    DIR *d = opendir(dir);
-    struct dirent *de;
-    if (!d) return false;
-    while ((de = readdir(d)) != NULL)
-        if (!add_name(names, n, &cap, de->d_name)) break;
-    closedir(d);
-#else
-    WIN32_FIND_DATAA fd;
-    scn_text pattern = {0};
-    HANDLE h;
-    scn_text_printf(&pattern, "%s\\*.scn", dir);
-    h = FindFirstFileA(pattern.s, &fd);
-    scn_text_free(&pattern);
-    if (h == INVALID_HANDLE_VALUE) return GetLastError() == ERROR_FILE_NOT_FOUND;
-    do {
-        if (!add_name(names, n, &cap, fd.cFileName)) break;
-    } while (FindNextFileA(h, &fd));
-    FindClose(h);
-#endif
-    if (*n) qsort(*names, *n, sizeof **names, cmp_str);
-    return true;
-}
-
 static void list_scenarios(const char *dir) {
     char **names;
     size_t n, i;
-    if (!scenario_names(dir, &names, &n)) {
+    if (!scn_scenario_names(dir, &names, &n)) {
         printf("scenarios: (no directory %s)\n", dir);
         return;
     }
@@ -84,9 +30,8 @@ static void list_scenarios(const char *dir) {
             printf("  %-44s (does not parse: %d:%d: %s)\n", names[i], e.line, e.col, e.msg);
         scn_free(s);
         scn_text_free(&path);
-        free(names[i]);
     }
-    free(names);
+    scn_scenario_names_free(names, n);
 }
 
 int cmd_list(int argc, char **argv) {

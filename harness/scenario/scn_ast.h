@@ -272,6 +272,11 @@ typedef struct scn_error {
 scn_scenario *scn_parse(const char *path, const char *text, size_t len, scn_error *err);
 /* Reads and parses a file; an unreadable file is reported at line 0. */
 scn_scenario *scn_parse_file(const char *path, scn_error *err);
+/* The *.scn file names in dir, sorted (the same order on every platform),
+ * each allocated, and the array; false when the directory cannot be read.
+ * scn_scenario_names_free releases them (scn_corpus.c). */
+bool scn_scenario_names(const char *dir, char ***names, size_t *n);
+void scn_scenario_names_free(char **names, size_t n);
 void scn_free(scn_scenario *);
 
 /* Names the language knows: lookups over the tables of scn_words.h

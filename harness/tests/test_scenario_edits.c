@@ -17,9 +17,6 @@
  * The inputs are built from whitespace-separated words, not from the
  * parser's lexer: a test whose inputs came from the code under test would
  * move with it. */
-#if !defined(_WIN32)
-#define _POSIX_C_SOURCE 200809L /* dirent */
-#endif
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,12 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(_WIN32)
-#define WIN32_LEAN_AND_MEAN
-#include <windows.h>
-#else
-#include <dirent.h>
-#endif
 
 #include <cmocka.h>
 
@@ -208,60 +199,6 @@ static bool corpus_file_load(const char *dir, const char *name, corpus_file *f) 
     if (split_words(f) && find_lines(f)) return true;
     corpus_file_free(f);
     return false;
-}
-
-/* ---- the corpus's names, sorted -------------------------------------------- */
-
-typedef struct name_list {
-    char (*names)[NAME_LEN];
-    size_t n, cap;
-} name_list;
-
-static bool ends_with_scn(const char *name) {
-    size_t n = strlen(name);
-    return n > 4 && strcmp(name + n - 4, ".scn") == 0;
-}
-
-static bool name_list_add(name_list *l, const char *name) {
-    if (!ends_with_scn(name) || strlen(name) >= NAME_LEN) return true;
-    if (l->n == l->cap) {
-        char(*nn)[NAME_LEN] = realloc(l->names, (l->cap ? l->cap * 2 : 64) * sizeof *nn);
-        if (!nn) return false;
-        l->names = nn;
-        l->cap = l->cap ? l->cap * 2 : 64;
-    }
-    snprintf(l->names[l->n++], NAME_LEN, "%s", name);
-    return true;
-}
-
-static int compare_names(const void *a, const void *b) { return strcmp((const char *)a, (const char *)b); }
-
-static bool list_corpus(const char *dir, name_list *l) {
-    bool ok = true;
-    memset(l, 0, sizeof *l);
-#if defined(_WIN32)
-    {
-        char pattern[NAME_LEN * 5];
-        WIN32_FIND_DATAA fd;
-        HANDLE h;
-        snprintf(pattern, sizeof pattern, "%s\\*.scn", dir);
-        h = FindFirstFileA(pattern, &fd);
-        if (h == INVALID_HANDLE_VALUE) return false;
-        do ok = name_list_add(l, fd.cFileName);
-        while (ok && FindNextFileA(h, &fd));
-        FindClose(h);
-    }
-#else
-    {
-        DIR *d = opendir(dir);
-        struct dirent *de;
-        if (!d) return false;
-        while (ok && (de = readdir(d)) != NULL) ok = name_list_add(l, de->d_name);
-        closedir(d);
-    }
-#endif
-    if (l->n) qsort(l->names, l->n, sizeof *l->names, compare_names);
-    return ok && l->n > 0;
 }
 
 /* ---- records and their digest ---------------------------------------------- */
@@ -634,16 +571,16 @@ typedef struct corpus_run {
 
 /* Digests every (file, edit kind) of the corpus into run->computed. */
 static bool digest_corpus(const char *dir, corpus_run *run) {
-    name_list names;
+    char **names;
+    size_t i, n;
     edit_buffer b = {NULL, 0, 0};
-    size_t i;
-    bool ok = list_corpus(dir, &names);
+    bool ok = scn_scenario_names(dir, &names, &n) && n > 0;
     memset(run, 0, sizeof *run);
-    for (i = 0; ok && i < names.n; i++) {
+    for (i = 0; ok && i < n; i++) {
         corpus_file f;
         int kind;
-        if (!corpus_file_load(dir, names.names[i], &f)) {
-            fprintf(stderr, "cannot read %s/%s\n", dir, names.names[i]);
+        if (!corpus_file_load(dir, names[i], &f)) {
+            fprintf(stderr, "cannot read %s/%s\n", dir, names[i]);
             ok = false;
             break;
         }
@@ -663,7 +600,7 @@ static bool digest_corpus(const char *dir, corpus_run *run) {
         }
         corpus_file_free(&f);
     }
-    free(names.names);
+    scn_scenario_names_free(names, n);
     free(b.text);
     if (!ok) {
         free(run->computed.rows);
