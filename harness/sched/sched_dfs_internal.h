@@ -12,17 +12,21 @@
 
 /* The partial-order reduction's most threads and keys a step may carry:
  * thread ids index 64-bit masks and vector clocks; a step touching more
- * objects than POR_MAXK is taken to touch everything. */
+ * objects than POR_MAXK is taken to touch everything.  Its keys are
+ * POR_KEYS: slot 0 is always POR_ALL, so the time every step reads never
+ * competes with the objects for room. */
 #define POR_MAXT 64u
 #define POR_MAXK 8u
+#define POR_KEYS (POR_MAXK + 1u)
 #define POR_ALL 0u /* object 0: virtual time; every step reads it, a clock read writes it */
 
 /* A step's footprint: a thread asleep at a node, or one explored there. */
 typedef struct por_entry {
     uint32_t thread;
     uint32_t fresh; /* keys >= fresh: objects first touched after the node (another run may number them otherwise) */
-    uint8_t nkeys, wmask;
-    uint32_t key[POR_MAXK];
+    uint8_t nkeys;
+    uint16_t wmask; /* bit i: key[i] written */
+    uint32_t key[POR_KEYS];
     /* The bound: the branch that explored this thread first paid for it
      * and for the switch away from it after its step; `slack` is what it
      * had left for the rest.  Asleep in a later branch only while that
@@ -52,8 +56,9 @@ typedef struct por_ev {
     uint32_t thread;
     uint32_t node;  /* the pick node of the point before it, + 1; 0 = none (forced) */
     uint32_t block; /* the first step of this thread's run of steps */
-    uint8_t nkeys, wmask, overflow;
-    uint32_t key[POR_MAXK];
+    uint8_t nkeys, overflow;
+    uint16_t wmask;
+    uint32_t key[POR_KEYS];
 } por_ev;
 
 struct sched_dfs {

@@ -150,15 +150,15 @@ static void ev_add_key(por_ev *e, uint32_t k, bool write) {
     unsigned i;
     for (i = 0; i < e->nkeys; i++)
         if (e->key[i] == k) {
-            if (write) e->wmask |= (uint8_t)(1u << i);
+            if (write) e->wmask |= (uint16_t)(1u << i);
             return;
         }
-    if (e->nkeys == POR_MAXK) {
+    if (e->nkeys == POR_KEYS) {
         e->overflow = 1;
         return;
     }
     e->key[e->nkeys] = k;
-    if (write) e->wmask |= (uint8_t)(1u << e->nkeys);
+    if (write) e->wmask |= (uint16_t)(1u << e->nkeys);
     e->nkeys++;
 }
 
@@ -181,8 +181,10 @@ static por_ev *por_open(sched *s, sched_dfs *d) {
     e->node = d->pick_node;
     e->block = d->nev > 0 && d->ev[d->nev - 1].thread == id ? d->ev[d->nev - 1].block : (uint32_t)d->nev;
     d->open = true;
+    e->key[0] = POR_ALL; /* every step reads the time */
+    e->nkeys = 1;
     if (d->pending_clock) {
-        ev_add_key(e, POR_ALL, true);
+        e->wmask = 1;
         d->pending_clock = false;
     }
     return e;
@@ -256,17 +258,14 @@ static void node_record(sched *s, dfs_node *x, const por_entry *en) {
 void sched_por_point(sched *s) {
     sched_dfs *d = s->opt.dfs;
     por_ev *e;
-    uint32_t j, p, C[POR_MAXT], cand[POR_MAXK * (POR_MAXT + 1)];
+    uint32_t j, p, C[POR_MAXT], cand[POR_KEYS * (POR_MAXT + 1)];
     size_t nc = 0, i, k;
     unsigned q, nt = s->nthreads < POR_MAXT ? s->nthreads : POR_MAXT; /* ids above are unused */
     e = d->open ? &d->ev[d->nev] : por_open(s, d);
     d->pick_node = 0;
     if (e->overflow) {
         e->nkeys = 1;
-        e->key[0] = POR_ALL;
         e->wmask = 1;
-    } else {
-        ev_add_key(e, POR_ALL, false);
     }
     j = (uint32_t)d->nev;
     p = e->thread;

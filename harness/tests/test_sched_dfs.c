@@ -808,6 +808,50 @@ static void por_runs_the_thread_an_ending_step_cuts_off(void **state) {
     assert_int_equal(red.failures, 1);
 }
 
+/* Every step reads virtual time (POR_ALL), a read the footprint must keep
+ * however many objects the step touched.  A spawns B, then writes `ncells`
+ * cells and exits (its exit writes A's thread key) in one step; B reads
+ * the clock (a write of virtual time) and exits.  B's step comes after A's
+ * first (the spawn), so it races with two steps, both through the time:
+ * A's second and main's exit (main spawned A and ends).  B before or after
+ * each: 4 traces at bound 1, at 6, 7 and 8 cells.  With 7, the cells and
+ * the thread key fill POR_MAXK; had A's read of the time been dropped for
+ * want of room, 3 (measured). */
+typedef struct full_step {
+    uint32_t cell[POR_MAXK];
+    int ncells;
+} full_step;
+static int fs_ncells;
+static void fs_b(void *p) {
+    (void)p;
+    (void)rt_now();
+}
+static void fs_a(void *p) {
+    full_step *f = (full_step *)p;
+    int i;
+    (void)rt_spawn("b", fs_b, p, false);
+    for (i = 0; i < f->ncells; i++) rt_access(&f->cell[i], RT_WRITE);
+}
+static void fs_main(void *p) { (void)rt_spawn("a", fs_a, p, false); }
+static void fs_reset(void *p) {
+    memset(p, 0, sizeof(full_step));
+    ((full_step *)p)->ncells = fs_ncells;
+}
+
+static void por_keeps_the_time_read_of_a_full_footprint(void **state) {
+    full_step f;
+    unsigned i;
+    (void)state;
+    for (i = 0; i < 3; i++) {
+        por_stats st;
+        fs_ncells = (int)(POR_MAXK - 2 + i);
+        st = explore_por(1, true, fs_main, &f, fs_reset, NULL);
+        assert_true(st.complete);
+        if (st.traces != 4)
+            fail_msg("%d cells: %llu traces, want 4", fs_ncells, (unsigned long long)st.traces);
+    }
+}
+
 /* The reduction's masks and clocks hold 64 threads: a program of exactly
  * 64 runs under it.  Main first spawns and joins 62 fillers (ids 2..63), so
  * the thread that matters is id 64, the last one the clocks hold.  Then
@@ -1224,6 +1268,7 @@ int main(void) {
         cmocka_unit_test(por_starts_every_run_with_fresh_clocks),
         cmocka_unit_test(por_finds_objects_again_after_the_table_grows),
         cmocka_unit_test(por_takes_a_step_past_its_footprint_for_dependent_on_everything),
+        cmocka_unit_test(por_keeps_the_time_read_of_a_full_footprint),
         cmocka_unit_test(por_refuses_a_65th_thread),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
