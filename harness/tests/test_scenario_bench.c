@@ -12,7 +12,10 @@
  *   and on the depth-3 bug 40,000 times, at that depth (harness/sched/README.md:
  *   the counts are chosen so the bound predicts >= 20 hits);
  * - its `points/run` figures are the steps the runner reported for exactly
- *   the runs counted, the seeded runs' and the DFS search's apart. */
+ *   the runs counted, the seeded runs' and the DFS search's apart;
+ * - its peak RSS is read (fopen of /proc/self/status, wrapped too) after
+ *   the memory scenario's runs, and said to be unread when the file cannot
+ *   be opened. */
 #define _POSIX_C_SOURCE 200809L /* dup, dup2, fileno under -std=c11; the test is Linux-only */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -39,6 +42,9 @@ int __real_sched_bench_pct(unsigned bug_depth, unsigned pct_depth, uint64_t runs
 int __wrap_sched_bench_pct(unsigned bug_depth, unsigned pct_depth, uint64_t runs, uint64_t first_seed,
                            sched_bench_pct_out *out);
 
+FILE *__real_fopen(const char *path, const char *mode);
+FILE *__wrap_fopen(const char *path, const char *mode);
+
 static uint64_t runs_begun, freed;
 static bool refuse_dfs;    /* scn_run refuses a run of the DFS strategy */
 static bool refuse_seeded; /* ... of a seeded strategy (random, PCT) */
@@ -48,6 +54,19 @@ static bool pct_fails;     /* sched_bench_pct reports a run that did not end nor
  * strategy (the reference race's, which the bench runs first) and every
  * DFS run, each summed with its count. */
 static uint64_t seeded_wanted, seeded_runs, seeded_steps, dfs_runs, dfs_steps;
+
+/* /proc/self/status: refused, or a stand-in whose peak is 4096 KiB, with
+ * the runs begun when it was opened */
+static bool status_refused;
+static uint64_t status_opened_at;
+static char status_text[] = "Name:\ttest\nVmPeak:\t  9999 kB\nVmHWM:\t    4096 kB\nVmRSS:\t  1 kB\n";
+
+FILE *__wrap_fopen(const char *path, const char *mode) {
+    if (strcmp(path, "/proc/self/status") != 0) return __real_fopen(path, mode);
+    status_opened_at = runs_begun;
+    if (status_refused) return NULL;
+    return fmemopen(status_text, strlen(status_text), "r");
+}
 
 double __wrap_sched_bench_seconds(void) {
     return (double)(runs_begun + freed);
@@ -206,6 +225,23 @@ static void a_pct_run_that_did_not_end_fails_the_bench(void **state) {
     if (strstr(out, "bug, n=")) fail_msg("a hit line for a failed measurement:\n%s", out);
 }
 
+/* The peak is the process's after every run the bench makes through the
+ * runner (the memory scenario's last), VmHWM's figure; unreadable, no line. */
+static void the_peak_rss_is_read_after_the_runs(void **state) {
+    static char out[8192];
+    (void)state;
+    status_opened_at = 0;
+    assert_int_equal(bench_main_captured(2, out, sizeof out), 0);
+    if (status_opened_at != runs_begun)
+        fail_msg("the status read after %llu of %llu runs", (unsigned long long)status_opened_at,
+                 (unsigned long long)runs_begun);
+    expect_line(out, "peak", "  peak RSS (VmHWM):       4.0 MiB, the whole bench process");
+    status_refused = true;
+    assert_int_equal(bench_main_captured(2, out, sizeof out), 0);
+    status_refused = false;
+    expect_line(out, "no status file", "  peak RSS:               not read on this platform\n");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_rate_is_the_timed_runs_over_their_clock),
@@ -214,6 +250,7 @@ int main(void) {
         cmocka_unit_test(the_points_per_run_are_the_runs_steps),
         cmocka_unit_test(a_refused_seeded_run_fails_the_bench),
         cmocka_unit_test(a_pct_run_that_did_not_end_fails_the_bench),
+        cmocka_unit_test(the_peak_rss_is_read_after_the_runs),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     sched_release_cache();
