@@ -13,13 +13,15 @@ void sim_wait_unarm(sim_obj *w) {
     w->deadline = RT_FOREVER;
 }
 
+/* Nothing to free here, closed or not: the packet queued keeps the wait
+ * (sim_enqueue counts it queued) until its callback has run, and the
+ * worker frees it then. */
 void sim_wait_fire(sim_obj *w, uint32_t result, sim_obj *signal) {
     sim_wait_unarm(w);
     sim_packet pk = {0};
     pk.wait_result = result;
     pk.signal_event = signal;
     sim_enqueue(w, &pk);
-    sim_maybe_free(w);
 }
 
 /* The stall rule's trigger: a cancellation removing queued wait packets. */
