@@ -176,6 +176,11 @@ static void bad_input_is_located(void **state) {
     expect_error("# purpose: x\nthread A\n  sleep 5h\nend\n", 3, 9, "unit");
     expect_error("# purpose: x\nthread A\n  sleep 99999999999999999ms\nend\n", 3, 9, "too large");
     expect_error("# purpose: x\nthread A\n  repeat -1\n  end\nend\n", 3, 10, "bad number");
+    /* a number has at most 15 digits (below 10^15 nothing overflows): the
+     * 16th makes it no number, not a number out of range */
+    expect_error("# purpose: x\nthread A\n  repeat 999999999999999\n  end\nend\n", 3, 10, "out of range");
+    expect_error("# purpose: x\nthread A\n  repeat 1000000000000000\n  end\nend\n", 3, 10,
+                 "bad number '1000000000000000' for repeat count");
     expect_error("# purpose: x\nthread A\n  submit W\nend\n", 3, 10, "undefined object");
     expect_error("# purpose: x\nwork W on Q\n", 2, 11, "undefined pool");
     expect_error("# purpose: x\nwork W\nwork W\n", 3, 6, "duplicate name");
