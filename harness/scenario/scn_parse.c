@@ -61,7 +61,7 @@ static uint64_t fnv1a(const char *t, size_t n) {
 
 static bool parse_text(scn_parser *p, const char *text, size_t len) {
     scn_scenario *s = p->s;
-    frame stack[SCN_MAX_DEPTH + 2];
+    frame stack[SCN_MAX_DEPTH]; /* 0: the thread or callback; repeats up to SCN_MAX_DEPTH - 1 (scn_parse_op) */
     int depth = -1; /* -1: top level */
     size_t at = 0;
     int line = 0;

@@ -176,6 +176,33 @@ static void a_rejected_schedule_leaks_nothing(void **state) {
     scn_free(s);
 }
 
+/* A run whose state cannot be allocated -- the run itself (malloc) or any
+ * of its eight tables (calloc, alloc_state) -- does not start: -1, "out of
+ * memory" as its failure, and nothing left allocated. */
+static void a_run_without_memory_for_its_state_does_not_start(void **state) {
+    scn_scenario *s = parse_ok("# purpose: x\nwork W\nthread A\n  submit W\n  wait W\nend\n");
+    unsigned k;
+    (void)state;
+    for (k = 1; k <= 9; k++) {
+        scn_run_opts o;
+        scn_run_out r;
+        long before = live;
+        int rc;
+        memset(&o, 0, sizeof o);
+        o.seed = 1;
+        failed = false;
+        fail_in = k;
+        rc = scn_run(s, &o, &r);
+        fail_in = 0;
+        assert_true(failed);
+        if (rc != -1 || !r.failures || strcmp(r.failures, "out of memory") != 0)
+            fail_msg("allocation %u failed: rc %d, failures '%s'", k, rc, r.failures ? r.failures : "(none)");
+        scn_run_out_free(&r);
+        if (live != before) fail_msg("allocation %u failed: %ld block(s) left allocated", k, live - before);
+    }
+    scn_free(s);
+}
+
 /* scn_run_out_free owns every string of a result, the race build's report
  * included (only that build's runs fill it in, so no run here can: the
  * result is filled by hand). */
@@ -204,6 +231,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_failed_allocation_is_out_of_memory_at_its_line),
         cmocka_unit_test(a_rejected_schedule_leaks_nothing),
+        cmocka_unit_test(a_run_without_memory_for_its_state_does_not_start),
         cmocka_unit_test(a_result_frees_every_string),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

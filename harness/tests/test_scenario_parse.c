@@ -472,6 +472,17 @@ static void a_fault_kind_outside_the_table_takes_no_pool(void **state) {
     assert_string_equal(scn_fault_name(SCN_FAULT_KIND_COUNT), "?");
 }
 
+/* An operation kind outside the table has no name and no operands rather
+ * than a read past the table (the ASan build sees the row one past the
+ * end): the table's size and past it. */
+static void an_op_kind_outside_the_table_has_no_operands(void **state) {
+    (void)state;
+    assert_int_equal(scn_op_operand_kinds(SCN_OP_KIND_COUNT), 0);
+    assert_int_equal(scn_op_operand_kinds((scn_op_kind)(SCN_OP_KIND_COUNT + 1)), 0);
+    assert_string_equal(scn_op_name(SCN_OP_KIND_COUNT), "?");
+    assert_string_equal(scn_op_name((scn_op_kind)(SCN_OP_KIND_COUNT + 1)), "?");
+}
+
 /* scn_result_words writes into any buffer it is given room in the longest
  * prefix of the list that fits, the shortest buffer (one byte: the empty
  * string) included, and nothing into none. */
@@ -833,6 +844,7 @@ int main(void) {
         cmocka_unit_test(a_trace_point_index_outside_the_table_names_nothing),
         cmocka_unit_test(every_trace_point_has_its_rows_b_unit),
         cmocka_unit_test(a_fault_kind_outside_the_table_takes_no_pool),
+        cmocka_unit_test(an_op_kind_outside_the_table_has_no_operands),
         cmocka_unit_test(result_words_fit_any_buffer),
         cmocka_unit_test(nth_goes_up_to_a_million),
         cmocka_unit_test(nul_and_huge_lines_are_refused_not_crashed),
