@@ -159,12 +159,12 @@ static void replay_with_unused_items_diverges(void **state) {
  * 83: with 1..9 all present the length runs 18, 21, ... and never does. */
 static void nothing(void *p) { (void)p; }
 
+/* Main spawns and joins *p early threads (2 if p is NULL), then spawns
+ * late ones up to id 36. */
 static void many_main(void *p) {
-    uint32_t i;
-    (void)p;
-    rt_join(rt_spawn("early", nothing, NULL, false));
-    rt_join(rt_spawn("early", nothing, NULL, false));
-    for (i = 4; i <= 36; i++) rt_spawn("late", nothing, NULL, false);
+    uint32_t i, early = p ? *(const uint32_t *)p : 2u;
+    for (i = 0; i < early; i++) rt_join(rt_spawn("early", nothing, NULL, false));
+    for (i = early + 2; i <= 36; i++) rt_spawn("late", nothing, NULL, false);
 }
 
 static void divergence_lists_runnable_threads_up_to_the_buffer_edge(void **state) {
@@ -180,6 +180,25 @@ static void divergence_lists_runnable_threads_up_to_the_buffer_edge(void **state
     assert_string_equal(r.reason,
                         "replay diverged at item 2 of the schedule: the schedule has no more choices "
                         "(runnable: 1 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 "
+                        "28 29 30 31 32 33)");
+    sched_result_free(&r);
+}
+
+/* The list stops while a 10-digit id still fits (11 bytes and the NUL of
+ * 96): with ids 1, 5..9 and 10..33 it is 84 bytes long, where one more
+ * byte of margin taken away would let " 34" in. */
+static void divergence_list_stops_with_room_for_the_longest_id(void **state) {
+    uint32_t early = 3;
+    sched_options o;
+    sched_result r;
+    (void)state;
+    sched_options_default(&o);
+    o.schedule = "T1:1*12"; /* 34 picks: the spawns of 2, 3, 4 and of 5..35 */
+    sched_run(&o, many_main, &early, &r);
+    assert_int_equal(r.status, SCHED_REPLAY_DIVERGED);
+    assert_string_equal(r.reason,
+                        "replay diverged at item 2 of the schedule: the schedule has no more choices "
+                        "(runnable: 1 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 "
                         "28 29 30 31 32 33)");
     sched_result_free(&r);
 }
@@ -313,6 +332,7 @@ int main(void) {
         cmocka_unit_test(replay_of_a_non_runnable_thread_diverges),
         cmocka_unit_test(replay_with_unused_items_diverges),
         cmocka_unit_test(divergence_lists_runnable_threads_up_to_the_buffer_edge),
+        cmocka_unit_test(divergence_list_stops_with_room_for_the_longest_id),
         cmocka_unit_test(bad_schedule_strings_are_rejected_with_a_column),
         cmocka_unit_test(trailing_line_ends_are_ignored),
         cmocka_unit_test(replay_of_an_out_of_range_choice_diverges),
