@@ -433,6 +433,20 @@ static void exiters_main(void *arg) {
     for (uintptr_t i = 0; i < 40; i++) t[i] = rt_spawn("short", short_life, (void *)(i % 7), false);
     for (int i = 0; i < 40; i++) rt_join(t[i]);
 }
+/* Two siblings spawning hundreds of threads each: every spawn is a pick,
+ * made on the spawning thread, that writes the record. */
+static void nothing_at_all(void *arg) { (void)arg; }
+static void spawner(void *arg) {
+    (void)arg;
+    for (int i = 0; i < 300; i++) rt_join(rt_spawn("child", nothing_at_all, NULL, false));
+}
+static void spawners_main(void *arg) {
+    (void)arg;
+    rt_thread *a = rt_spawn("a", spawner, NULL, false);
+    rt_thread *b = rt_spawn("b", spawner, NULL, false);
+    rt_join(a);
+    rt_join(b);
+}
 /* Spawned while holding a harness-only lock, as the model spawns a pool
  * worker: no edge from the caller of sched_run, who allocated the run. */
 static rt_lock model_lock;
@@ -465,11 +479,12 @@ static void run_quiet(rt_thread_fn fn, sched_status want) {
 static void test_scheduler_work_is_not_the_threads(void **st) {
     (void)st;
 #if !defined(TPHEAL_TSAN)
-    (void)run_quiet, (void)wakers_main, (void)exiters_main, (void)ender_main;
+    (void)run_quiet, (void)wakers_main, (void)exiters_main, (void)ender_main, (void)spawners_main;
     skip();
 #else
     run_quiet(wakers_main, SCHED_OK);
     run_quiet(exiters_main, SCHED_OK);
+    run_quiet(spawners_main, SCHED_OK);
     run_quiet(ender_main, SCHED_PROCESS_ENDED);
 #endif
 }
