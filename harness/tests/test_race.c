@@ -210,10 +210,29 @@ static void io_body(bool write_first) {
 }
 static void body_io_ordered(void) { io_body(true); }
 static void body_io_unordered(void) { io_body(false); }
+/* The completion is the other edge into the callback: what the thread that
+ * completes the I/O wrote before completing it (as a driver fills the
+ * buffer) comes before the callback.  Spawned after the start, so only the
+ * completion orders its write. */
+static void writing_completer(void *arg) {
+    (void)arg;
+    g.x = 1;
+    if (!sim_io_complete(g.file, NULL, 0, 0)) abort();
+}
+static void body_io_completer_writes(void) {
+    g.file = sim_file_create();
+    tph_os_io *io = tph_os_io_create(g.file, io_read_x, NULL, NULL);
+    tph_os_io_start(io);
+    rt_thread *t = rt_spawn("completer", writing_completer, NULL, false);
+    rt_join(t);
+    tph_os_io_wait(io, false);
+    tph_os_io_close(io);
+}
 static void test_io_start(void **st) {
     (void)st;
     expect(body_io_ordered, false, "write, StartThreadpoolIo, another thread completes, the callback reads");
     expect(body_io_unordered, true, "StartThreadpoolIo, then write");
+    expect(body_io_completer_writes, false, "StartThreadpoolIo, another thread writes and completes, the callback reads");
 }
 
 /* ---- timer set -> its tick -------------------------------------------------- */
