@@ -265,6 +265,23 @@ static void test_misuse_reports(void **st) {
     simt_run(body_misuse);
 }
 
+/* The misuse list grows past its first allocation (16 records) and past
+ * the doubling after it, every record kept in order. */
+static void body_many_misuses(void) {
+    uintptr_t i;
+    for (i = 1; i <= 40; i++) tph_os_wait_wait((tph_os_wait *)(i << 8), false); /* not handles */
+    CHECK(sim_misuse_count() == 40);
+    for (i = 0; i < 40; i++) {
+        sim_misuse m;
+        CHECK(sim_misuse_get(i, &m) && strcmp(m.call, "WaitForThreadpoolWaitCallbacks") == 0 &&
+              strcmp(m.problem, "unknown handle") == 0);
+    }
+}
+static void test_misuse_list_grows(void **st) {
+    (void)st;
+    simt_run(body_many_misuses);
+}
+
 /* Closed-but-busy objects report "closed", and stable ids follow creation order. */
 static void body_ids(void) {
     tph_os_work *a = tph_os_work_create(work_cb, &g_count, NULL);
@@ -603,6 +620,7 @@ int main(void) {
         cmocka_unit_test(test_group_close_members_no_cancel),
         cmocka_unit_test(test_group_member_closed_alone),
         cmocka_unit_test(test_misuse_reports),
+        cmocka_unit_test(test_misuse_list_grows),
         cmocka_unit_test(test_stable_ids),
         cmocka_unit_test(test_default_pool_maxima),
         cmocka_unit_test(test_default_idle_timeouts),
