@@ -228,6 +228,25 @@ static void pct_follows_its_definition_for(unsigned depth, uint64_t k, uint64_t 
     assert_int_equal(demotions, depth - 1);
 }
 
+/* The rank is drawn from the whole 32-bit range, its lowest draw included:
+ * a generator whose state is 0 yields 0 next (XSH-RR of 0), and the thread
+ * drawn it still ranks above every demotion (>= 2^32), not at its id. */
+static void pct_ranks_the_lowest_draw_above_the_demotions(void **state) {
+    sched s;
+    rt_thread t;
+    (void)state;
+    memset(&s, 0, sizeof s);
+    memset(&t, 0, sizeof t);
+    s.opt.pct_depth = 3;
+    s.opt.pct_steps = 10;
+    pcg32_seed(&s.rng, 1, 54u);
+    sched_strategy_pct.run_start(&s);
+    t.id = 1;
+    s.rng.state = 0;
+    sched_strategy_pct.thread_spawned(&s, &t);
+    if (t.priority < (uint64_t)1 << 32) fail_msg("priority %llu, below the demotion range", (unsigned long long)t.priority);
+}
+
 static void pct_follows_its_definition(void **state) {
     unsigned d;
     uint64_t seed, ks[] = {1, 2, 7, 40, 300};
@@ -289,6 +308,7 @@ int main(void) {
         cmocka_unit_test(pct_is_deterministic_per_seed),
         cmocka_unit_test(pct_is_fair_after_its_window),
         cmocka_unit_test(pct_follows_its_definition),
+        cmocka_unit_test(pct_ranks_the_lowest_draw_above_the_demotions),
         cmocka_unit_test(pct_meets_its_bound_at_depth_1),
         cmocka_unit_test(pct_meets_its_bound_at_depths_2_and_3),
     };
