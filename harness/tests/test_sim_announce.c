@@ -153,6 +153,64 @@ static void test_callback_into_freed_context_is_reported(void **st) {
     simt_run(body_callback_into_freed_context);
 }
 
+/* The report names the kind of callback that would have run: one queued of
+ * each kind, all four contexts freed, four reports in queue order. */
+static void TPH_OS_CALLBACK count_timer(tph_os_instance *i, void *ctx, tph_os_timer *t) {
+    (void)i, (void)ctx, (void)t;
+    tph_os_fetch_add32(&g_ran, 1);
+}
+static void TPH_OS_CALLBACK count_wait(tph_os_instance *i, void *ctx, tph_os_wait *w, uint32_t r) {
+    (void)i, (void)ctx, (void)w, (void)r;
+    tph_os_fetch_add32(&g_ran, 1);
+}
+static void TPH_OS_CALLBACK count_io(tph_os_instance *i, void *ctx, void *ov, uint32_t r, uintptr_t n, tph_os_io *io) {
+    (void)i, (void)ctx, (void)ov, (void)r, (void)n, (void)io;
+    tph_os_fetch_add32(&g_ran, 1);
+}
+static void body_freed_context_report_names_the_kind(void) {
+    static const char *const want[] = {"work callback", "timer callback", "wait callback", "io callback"};
+    simt_blocker b;
+    const int64_t now = 0;
+    g_ran = 0;
+    simt_block_private(&b, 1);
+    tph_os_env env = {b.pool, NULL, NULL, TPH_OS_PRIORITY_NORMAL, false};
+    void *gone[4];
+    for (int k = 0; k < 4; k++) gone[k] = tph_os_alloc(64);
+    tph_os_work *w = tph_os_work_create(count_run, gone[0], &env);
+    tph_os_timer *t = tph_os_timer_create(count_timer, gone[1], &env);
+    tph_os_wait *wt = tph_os_wait_create(count_wait, gone[2], &env);
+    void *file = sim_file_create();
+    tph_os_io *io = tph_os_io_create(file, count_io, gone[3], &env);
+    tph_os_event *ev = tph_os_event_create(true, true);
+    tph_os_work_submit(w);
+    tph_os_timer_set(t, &now, 0, 0);
+    CHECK(simt_until(simt_obj_queued_is_1, t));
+    tph_os_wait_set(wt, ev, TPH_OS_INFINITE);
+    tph_os_io_start(io);
+    CHECK(sim_io_complete(file, NULL, 0, 1));
+    for (int k = 0; k < 4; k++) tph_os_free(gone[k]);
+    simt_unblock(&b);
+    tph_os_work_wait(w, false);
+    tph_os_timer_wait(t, false);
+    tph_os_wait_wait(wt, false);
+    tph_os_io_wait(io, false);
+    CHECK(tph_os_load32(&g_ran) == 0);
+    CHECK(sim_misuse_count() == 4);
+    for (size_t k = 0; k < 4; k++) {
+        sim_misuse m;
+        CHECK(sim_misuse_get(k, &m) && strcmp(m.call, want[k]) == 0);
+    }
+    tph_os_work_close(w);
+    tph_os_timer_close(t);
+    tph_os_wait_close(wt);
+    tph_os_io_close(io);
+    tph_os_event_close(ev);
+}
+static void test_freed_context_report_names_the_kind(void **st) {
+    (void)st;
+    simt_run(body_freed_context_report_names_the_kind);
+}
+
 /* Every freed context is remembered, not only the first: two contexts
  * freed with their callbacks queued are both reported and neither runs. */
 static void body_two_freed_contexts(void) {
@@ -191,6 +249,7 @@ int main(void) {
         cmocka_unit_test(test_each_breach_is_reported),
         cmocka_unit_test(test_create_names_no_object),
         cmocka_unit_test(test_callback_into_freed_context_is_reported),
+        cmocka_unit_test(test_freed_context_report_names_the_kind),
         cmocka_unit_test(test_two_freed_contexts_are_reported),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
