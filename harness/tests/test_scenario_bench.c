@@ -196,6 +196,9 @@ static void the_points_per_run_are_the_runs_steps(void **state) {
     expect_line(out, "seeded runs", want);
     snprintf(want, sizeof want, "(points/run %.1f)\n", (double)dfs_steps / (double)dfs_runs);
     expect_line(out, "DFS runs", want);
+    /* the ratio's figure is real time; its line and its target are not */
+    expect_line(out, "ratio", "  points/s : raw switches/s = ");
+    expect_line(out, "ratio", "%  target >= 30%\n");
 }
 
 /* A seeded run the runner refuses counts as failed, not as run, in the

@@ -315,6 +315,55 @@ static void timed_wait_main(void *p) {
     rt_join(t);
 }
 
+/* A waiter that times out from the middle of a queue leaves it linked:
+ * A, B and C queue in that order (main sleeps after each spawn, so each
+ * gets there alone), B's deadline passes, and a wake-all then finds A and
+ * C -- were B unlinked through a stale back link, A would be lost and main's
+ * join of it a deadlock. */
+typedef struct three_waiters {
+    rt_lock lock;
+    rt_waitq q;
+    int woken[3]; /* 0: not back yet, 1: woken, 2: timed out */
+} three_waiters;
+static three_waiters tw3;
+static void queued_waiter(void *p) {
+    uintptr_t k = (uintptr_t)p;
+    rt_lock_acquire(&tw3.lock);
+    tw3.woken[k] = rt_wait(&tw3.q, &tw3.lock, k == 1 ? rt_now() + 50000u : RT_FOREVER, "queued") ? 1 : 2;
+    rt_lock_release(&tw3.lock);
+}
+static void three_waiters_main(void *p) {
+    rt_thread *t[3];
+    uintptr_t k;
+    (void)p;
+    for (k = 0; k < 3; k++) {
+        t[k] = rt_spawn("waiter", queued_waiter, (void *)k, false);
+        rt_sleep_until(rt_now() + 10000u); /* 1 ms: the waiter queues */
+    }
+    rt_sleep_until(rt_now() + 100000u); /* 10 ms: B has timed out */
+    rt_lock_acquire(&tw3.lock);
+    rt_wake_all(&tw3.q);
+    rt_lock_release(&tw3.lock);
+    for (k = 0; k < 3; k++) rt_join(t[k]);
+}
+static void a_waiter_timing_out_mid_queue_leaves_it_linked(void **state) {
+    uint64_t seed;
+    (void)state;
+    for (seed = 0; seed < 4; seed++) {
+        sched_options o;
+        sched_result r;
+        memset(&tw3, 0, sizeof tw3);
+        sched_options_default(&o);
+        o.seed = seed;
+        assert_int_equal(sched_run(&o, three_waiters_main, NULL, &r), 0);
+        assert_int_equal(r.status, SCHED_OK);
+        assert_int_equal(tw3.woken[0], 1);
+        assert_int_equal(tw3.woken[1], 2);
+        assert_int_equal(tw3.woken[2], 1);
+        sched_result_free(&r);
+    }
+}
+
 static void wait_times_out_false_and_wakes_true(void **state) {
     timed_wait w;
     sched_options o;
@@ -659,6 +708,7 @@ int main(void) {
         cmocka_unit_test(virtual_time_bound_is_a_livelock),
         cmocka_unit_test(sleep_of_5s_is_virtual),
         cmocka_unit_test(wait_times_out_false_and_wakes_true),
+        cmocka_unit_test(a_waiter_timing_out_mid_queue_leaves_it_linked),
         cmocka_unit_test(daemons_are_abandoned_when_main_ends),
         cmocka_unit_test(end_process_stops_the_run),
         cmocka_unit_test(misuse_is_reported),

@@ -808,6 +808,27 @@ static void por_runs_the_thread_an_ending_step_cuts_off(void **state) {
     assert_int_equal(red.failures, 1);
 }
 
+/* Address 0 is an object like any other (the object table marks a free
+ * slot with 0, so it keys it as 1): two threads writing it race, 2 traces;
+ * were each access of it numbered afresh, 1. */
+static void null_writer(void *p) {
+    (void)p;
+    rt_access(NULL, RT_WRITE);
+}
+static void null_writers_main(void *p) {
+    (void)rt_spawn("a", null_writer, p, false);
+    (void)rt_spawn("b", null_writer, p, false);
+}
+static void nothing_to_reset(void *p) { (void)p; }
+
+static void por_takes_address_0_for_one_object(void **state) {
+    por_stats st;
+    (void)state;
+    st = explore_por(0, true, null_writers_main, NULL, nothing_to_reset, NULL);
+    assert_true(st.complete);
+    assert_int_equal(st.traces, 2);
+}
+
 /* Every step reads virtual time (POR_ALL), a read the footprint must keep
  * however many objects the step touched.  A spawns B, then writes `ncells`
  * cells and exits (its exit writes A's thread key) in one step; B reads
@@ -1269,6 +1290,7 @@ int main(void) {
         cmocka_unit_test(por_finds_objects_again_after_the_table_grows),
         cmocka_unit_test(por_takes_a_step_past_its_footprint_for_dependent_on_everything),
         cmocka_unit_test(por_keeps_the_time_read_of_a_full_footprint),
+        cmocka_unit_test(por_takes_address_0_for_one_object),
         cmocka_unit_test(por_refuses_a_65th_thread),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
