@@ -228,11 +228,33 @@ static void body_io_completer_writes(void) {
     tph_os_io_wait(io, false);
     tph_os_io_close(io);
 }
+/* WaitForThreadpoolIoCallbacks returns after the callback, and what the
+ * callback wrote comes before what the waiter reads after it. */
+static void TPH_OS_CALLBACK io_write_x(tph_os_instance *i, void *ctx, void *ov, uint32_t r, uintptr_t n,
+                                      tph_os_io *io) {
+    (void)i, (void)ctx, (void)ov, (void)r, (void)n, (void)io;
+    g.x = 1;
+}
+static void plain_completer(void *arg) {
+    (void)arg;
+    if (!sim_io_complete(g.file, NULL, 0, 0)) abort();
+}
+static void body_io_wait_then_read(void) {
+    g.file = sim_file_create();
+    tph_os_io *io = tph_os_io_create(g.file, io_write_x, NULL, NULL);
+    tph_os_io_start(io);
+    rt_thread *t = rt_spawn("completer", plain_completer, NULL, false);
+    tph_os_io_wait(io, false);
+    if (g.x != 1) g.flag = 2;
+    rt_join(t);
+    tph_os_io_close(io);
+}
 static void test_io_start(void **st) {
     (void)st;
     expect(body_io_ordered, false, "write, StartThreadpoolIo, another thread completes, the callback reads");
     expect(body_io_unordered, true, "StartThreadpoolIo, then write");
     expect(body_io_completer_writes, false, "StartThreadpoolIo, another thread writes and completes, the callback reads");
+    expect(body_io_wait_then_read, false, "the callback writes, WaitForThreadpoolIoCallbacks returns, read");
 }
 
 /* ---- timer set -> its tick -------------------------------------------------- */

@@ -42,6 +42,8 @@ int __real_sched_bench_pct(unsigned bug_depth, unsigned pct_depth, uint64_t runs
 int __wrap_sched_bench_pct(unsigned bug_depth, unsigned pct_depth, uint64_t runs, uint64_t first_seed,
                            sched_bench_pct_out *out);
 
+scn_scenario *__real_scn_parse(const char *path, const char *text, size_t len, scn_error *err);
+scn_scenario *__wrap_scn_parse(const char *path, const char *text, size_t len, scn_error *err);
 FILE *__real_fopen(const char *path, const char *mode);
 FILE *__wrap_fopen(const char *path, const char *mode);
 
@@ -66,6 +68,21 @@ FILE *__wrap_fopen(const char *path, const char *mode) {
     status_opened_at = runs_begun;
     if (status_refused) return NULL;
     return fmemopen(status_text, strlen(status_text), "r");
+}
+
+/* Armed (> 0): the parse this many calls on fails, as a parse error at
+ * 7:3 would */
+static unsigned parse_fails_in;
+
+scn_scenario *__wrap_scn_parse(const char *path, const char *text, size_t len, scn_error *err) {
+    if (parse_fails_in && --parse_fails_in == 0) {
+        memset(err, 0, sizeof *err);
+        err->line = 7;
+        err->col = 3;
+        snprintf(err->msg, sizeof err->msg, "refused");
+        return NULL;
+    }
+    return __real_scn_parse(path, text, len, err);
 }
 
 double __wrap_sched_bench_seconds(void) {
@@ -245,6 +262,41 @@ static void the_peak_rss_is_read_after_the_runs(void **state) {
     expect_line(out, "no status file", "  peak RSS:               not read on this platform\n");
 }
 
+/* The bench's two built-in scenarios (the reference race, the memory
+ * scenario) cannot fail to parse unless the parser changed: either refused
+ * is reported at its line and column under its name, and the bench exits 2
+ * having run nothing and kept nothing (the first scenario freed). */
+static void a_built_in_scenario_refused_exits_2(void **state) {
+    static const char *const want[] = {"bench:7:3: refused\n", "bench-memory:7:3: refused\n"};
+    unsigned k;
+    (void)state;
+    for (k = 0; k < 2; k++) {
+        char err[256];
+        FILE *f = tmpfile();
+        int saved, rc;
+        size_t n;
+        uint64_t begun = runs_begun, freed_before = freed;
+        assert_non_null(f);
+        fflush(stderr);
+        saved = dup(STDERR_FILENO);
+        assert_true(dup2(fileno(f), STDERR_FILENO) >= 0);
+        parse_fails_in = k + 1;
+        rc = scn_bench_main(2);
+        parse_fails_in = 0;
+        fflush(stderr);
+        assert_true(dup2(saved, STDERR_FILENO) >= 0);
+        close(saved);
+        rewind(f);
+        n = fread(err, 1, sizeof err - 1, f);
+        err[n] = '\0';
+        fclose(f);
+        assert_int_equal(rc, 2);
+        assert_string_equal(err, want[k]);
+        assert_int_equal(runs_begun, begun);
+        assert_int_equal(freed - freed_before, k); /* the reference scenario, once parsed */
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_rate_is_the_timed_runs_over_their_clock),
@@ -254,6 +306,7 @@ int main(void) {
         cmocka_unit_test(a_refused_seeded_run_fails_the_bench),
         cmocka_unit_test(a_pct_run_that_did_not_end_fails_the_bench),
         cmocka_unit_test(the_peak_rss_is_read_after_the_runs),
+        cmocka_unit_test(a_built_in_scenario_refused_exits_2),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     sched_release_cache();

@@ -601,7 +601,8 @@ static void dfs_fair_lapse_offers_every_runnable_thread(void **state) {
 typedef struct por_stats {
     uint64_t runs, traces, failures;
     bool complete;
-    size_t hcap; /* the object table's slots at the end (--por) */
+    size_t hcap;   /* the object table's slots at the end (--por) */
+    uint32_t nobj; /* objects the last run numbered, virtual time included (--por) */
 } por_stats;
 
 /* Runs the whole bounded search (plain or reduced) and counts the runs
@@ -632,6 +633,7 @@ static por_stats explore_runs(unsigned bound, bool por, rt_thread_fn fn, void *a
     st.traces = por ? sched_dfs_traces(d) : st.runs;
     st.complete = sched_dfs_complete(d);
     st.hcap = d->hcap;
+    st.nobj = d->nobj;
     sched_dfs_free(d);
     return st;
 }
@@ -1190,6 +1192,38 @@ static void por_finds_objects_again_after_the_table_grows(void **state) {
     free(m);
 }
 
+/* Every object is found again however full the table grew, collisions
+ * included: one thread announces 600 addresses, four a step, then all of
+ * them again.  The addresses are multiples of 2^31 (announced, never
+ * dereferenced), so the hash (bits 20 and up of key * 2^64/phi) puts every
+ * one at slot 0: one probe chain, which the growth rehashes.  The second
+ * pass numbers nothing new, so the run numbers as many objects as a run
+ * announcing them once.  A lookup that probed the other way from the
+ * rehash would miss the moved keys and number them again. */
+static int cell_passes;
+static void cells_reader(void *p) {
+    int pass, i;
+    (void)p;
+    for (pass = 0; pass < cell_passes; pass++)
+        for (i = 0; i < MANY_CELLS; i++) {
+            if (i % 4 == 0) rt_yield();
+            rt_access((const volatile void *)(((uintptr_t)i + 1u) << 31), RT_READ);
+        }
+}
+static void cells_main(void *p) { (void)rt_spawn("a", cells_reader, p, false); }
+
+static void por_numbers_each_object_once_across_the_tables_growth(void **state) {
+    por_stats once, twice;
+    (void)state;
+    cell_passes = 1;
+    once = explore_por(0, true, cells_main, NULL, NULL, NULL);
+    cell_passes = 2;
+    twice = explore_por(0, true, cells_main, NULL, NULL, NULL);
+    assert_true(once.hcap > 1024); /* the table grew */
+    assert_true(once.nobj > MANY_CELLS);
+    if (twice.nobj != once.nobj) fail_msg("announced twice: %u objects, once: %u", twice.nobj, once.nobj);
+}
+
 /* A step's footprint holds POR_MAXK (8) objects; a step touching more is
  * taken to write every object (POR_ALL, which every step reads).  A:
  * yield, write `ncells` cells in one step, yield; B: yield, write y, which
@@ -1291,6 +1325,7 @@ int main(void) {
         cmocka_unit_test(por_takes_a_step_past_its_footprint_for_dependent_on_everything),
         cmocka_unit_test(por_keeps_the_time_read_of_a_full_footprint),
         cmocka_unit_test(por_takes_address_0_for_one_object),
+        cmocka_unit_test(por_numbers_each_object_once_across_the_tables_growth),
         cmocka_unit_test(por_refuses_a_65th_thread),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
