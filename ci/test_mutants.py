@@ -517,3 +517,34 @@ def test_pointer_declarations_are_not_statements():
     ms = by_id(mutagen.generate("y.c", text))
     assert not any(m.line in (3, 4, 5) and m.operator in ("stmt-delete", "stmt-swap") for m in ms.values())
     assert "y.c:6:5:lock-delete" in ms and "y.c:8:5:call-delete" in ms
+
+
+def test_the_sanitizer_layer_runs_with_make_tests_options(monkeypatch):
+    """A unit executable of the sanitizer build runs in the sweep (and so in the
+    mutant runner) with the ASan and UBSan options ci/test_unit.py gives it in
+    `make test`: a mutant only detect_stack_use_after_return shows (a live fiber
+    throwing its fake stack away) survived the runner while make test failed."""
+    import sanitizer_options
+    import sweep_worker
+    seen = {}
+
+    def fake_run_bounded(cmd, bound, cwd=None, env=None, fresh=False):
+        seen["env"] = env
+        return 0, "", 0.0
+
+    class Catcher:
+        kind, name, label = "asan", "test_sched", "asan:test_sched"
+
+    class Stub:
+        src = pathlib.Path(".")
+
+        def command(self, c):
+            return ["true"]
+
+    monkeypatch.setattr(sweep_worker, "run_bounded", fake_run_bounded)
+    monkeypatch.delenv("ASAN_OPTIONS", raising=False)
+    monkeypatch.delenv("UBSAN_OPTIONS", raising=False)
+    sweep_worker.Worker.run(Stub(), Catcher(), 10)
+    assert seen["env"]["ASAN_OPTIONS"] == sanitizer_options.ASAN_OPTIONS
+    assert "detect_stack_use_after_return=1" in seen["env"]["ASAN_OPTIONS"]
+    assert seen["env"]["UBSAN_OPTIONS"] == sanitizer_options.UBSAN_OPTIONS

@@ -22,6 +22,7 @@ import subprocess
 import pytest
 
 from conftest import build_dir, run_bounded
+from sanitizer_options import unit_env
 
 CONFIGS = {"default": "", "asan": "asan", "noheal": "noheal"}
 
@@ -75,12 +76,7 @@ def all_cases():
 def test_unit(config, name, command):
     if name is None:
         pytest.fail(f"build configuration '{config}' is missing: run `make test`")
-    env = dict(os.environ)
-    # detect_stack_use_after_return: clang >= 15's default, on here for every
-    # clang (Debian 12 has 14): the scheduler once read an abandoned fiber's
-    # stack and only that option saw it (issue 11).
-    env.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=1")
-    env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
+    env = unit_env(os.environ)
     rc, out = run_bounded(command, timeout=300 if config == "asan" else 120, env=env)
     if rc is None:
         pytest.fail(f"{name} ({config}) timed out\n{out[-4000:]}")

@@ -9,12 +9,16 @@ import os
 import pathlib
 import re
 import shutil
+import sys
 
 import manifest as mf
 from sweep_config import Bad, pytest_python
 from sweep_kinds import parse_harness, pytest_kind, unit_kind
 from sweep_procs import run_bounded
 from sweep_results import Run
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # ci/
+from sanitizer_options import unit_env  # noqa: E402  (make test's, ci/test_unit.py)
 
 # Unit tests whose races are deliberate (each report is checked by the test):
 # TSan must not end them at the first.
@@ -196,9 +200,7 @@ class Worker:
         env = None
         if c.kind == "asan":
             # as ci/test_unit.py runs the sanitizer build
-            env = dict(os.environ)
-            env.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")
-            env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
+            env = unit_env(os.environ)
             # when the sanitizer build is a TSan one (mutants.py --sanitizer
             # thread): its scenario runs report a race as the run's failure
             # (docs/races.md) and test_race checks each of its deliberate
