@@ -402,6 +402,20 @@ static void a_suggestion_counts_the_letters_deleted_from_the_front(void **state)
     }
 }
 
+/* A swap of two neighbouring letters is one edit wherever it is, the first
+ * two letters included: "usbmit" is 1 from "submit" and 2 (two changed
+ * letters) from "usbmaa", listed first, so "submit" is the suggestion only if
+ * the swap at the front counts as one.  And at the back: "submti". */
+static void a_swap_of_two_letters_is_one_edit_at_either_end(void **state) {
+    static const char *const cands[] = {"usbmaa", "submit"}, *const back[] = {"subzzt", "submit"};
+    const char *got;
+    (void)state;
+    got = scn_suggest("usbmit", cands, 2);
+    if (!got || strcmp(got, "submit") != 0) fail_msg("'usbmit' -> %s, expected 'submit'", got ? got : "(none)");
+    got = scn_suggest("submti", back, 2);
+    if (!got || strcmp(got, "submit") != 0) fail_msg("'submti' -> %s, expected 'submit'", got ? got : "(none)");
+}
+
 /* The same from the other side: words missing letters at the front, so the
  * alignment inserts them first and reads the table's first row (an
  * insertion of j letters costs j), set on every call too.  A row left as the
@@ -840,6 +854,7 @@ int main(void) {
         cmocka_unit_test(timeout_and_forever_are_located_at_the_operation),
         cmocka_unit_test(a_periodic_is_armed_with_a_window),
         cmocka_unit_test(a_suggestion_counts_the_letters_deleted_from_the_front),
+        cmocka_unit_test(a_swap_of_two_letters_is_one_edit_at_either_end),
         cmocka_unit_test(a_suggestion_counts_the_letters_inserted_at_the_front),
         cmocka_unit_test(a_trace_point_index_outside_the_table_names_nothing),
         cmocka_unit_test(every_trace_point_has_its_rows_b_unit),

@@ -260,8 +260,10 @@ static void pct_follows_its_definition(void **state) {
 /* ---- the bound, measured: a bug of depth d is hit at >= 1/(n k^(d-1)) ------ */
 
 /* Runs per depth: enough that the bound predicts >= 20 hits (a rate at the
- * bound is then told from one at half of it), which the test checks. */
-static void pct_meets_its_bound_at_depth(unsigned d, uint64_t runs) {
+ * bound is then told from one at half of it), which the test checks.  k,
+ * the program's choice points, is its own: 5 yields before each of its d+1
+ * steps and the spawns around them (sched_bench.c), the same every run. */
+static void pct_meets_its_bound_at_depth(unsigned d, uint64_t runs, uint64_t want_k) {
     sched_bench_pct_out o, below;
     double rate;
     assert_int_equal(sched_bench_pct(d, d, runs, 0, &o), 0);
@@ -269,7 +271,7 @@ static void pct_meets_its_bound_at_depth(unsigned d, uint64_t runs) {
     print_message("pct on a depth-%u bug: n=%llu k=%llu, %llu/%llu hits, rate %.5f, bound %.5f\n", d,
                   (unsigned long long)o.threads, (unsigned long long)o.k, (unsigned long long)o.hits,
                   (unsigned long long)o.runs, rate, o.bound);
-    assert_true(o.k > 5);
+    assert_int_equal(o.k, want_k);
     assert_true(o.bound * (double)o.runs >= 20.0);
     assert_true(rate >= o.bound);
     /* one change point short, the bug is out of reach: the hits above are
@@ -280,8 +282,8 @@ static void pct_meets_its_bound_at_depth(unsigned d, uint64_t runs) {
 
 static void pct_meets_its_bound_at_depths_2_and_3(void **state) {
     (void)state;
-    pct_meets_its_bound_at_depth(2, 4000);
-    pct_meets_its_bound_at_depth(3, 40000);
+    pct_meets_its_bound_at_depth(2, 4000, 18);
+    pct_meets_its_bound_at_depth(3, 40000, 22);
 }
 
 /* Depth 1, the smallest bug PCT has: a1 < b1, one ordering constraint, hit
@@ -297,6 +299,7 @@ static void pct_meets_its_bound_at_depth_1(void **state) {
                   (unsigned long long)o.threads, (unsigned long long)o.k, (unsigned long long)o.hits,
                   (unsigned long long)o.runs, rate, o.bound);
     assert_int_equal(o.runs, 60);
+    assert_int_equal(o.k, 12);
     assert_true(o.bound * (double)o.runs >= 20.0);
     assert_true(rate >= o.bound);
 }
