@@ -513,6 +513,39 @@ static void finished_threads_give_their_stack_back_at_once(void **state) {
     sched_result_free(&r);
 }
 
+/* ... also when the thread that runs next is not a new one but one
+ * resuming: waves of 50 threads that yield once and end, each wave joined
+ * before the next is spawned, keep at most a wave's fibers (and main's, and
+ * the one being reclaimed) -- a wave's stacks left to the end would pile up
+ * to 150. */
+static void yield_once(void *p) {
+    (void)p;
+    rt_yield();
+}
+static void waves_main(void *p) {
+    rt_thread *t[50];
+    int wave, i;
+    (void)p;
+    for (wave = 0; wave < 3; wave++) {
+        for (i = 0; i < 50; i++) t[i] = rt_spawn("wave", yield_once, NULL, false);
+        for (i = 0; i < 50; i++) rt_join(t[i]);
+    }
+}
+static void threads_resumed_after_an_exit_reclaim_its_stack(void **state) {
+    uint64_t seed;
+    (void)state;
+    for (seed = 0; seed < 4; seed++) {
+        sched_options o;
+        sched_result r;
+        sched_options_default(&o);
+        o.seed = seed;
+        assert_int_equal(sched_run(&o, waves_main, NULL, &r), 0);
+        assert_int_equal(r.status, SCHED_OK);
+        if (r.fibers_peak > 52) fail_msg("seed %llu: %u fibers at once", (unsigned long long)seed, (unsigned)r.fibers_peak);
+        sched_result_free(&r);
+    }
+}
+
 typedef struct nested_out {
     int ret;
     sched_status status;
@@ -714,6 +747,7 @@ int main(void) {
         cmocka_unit_test(misuse_is_reported),
         cmocka_unit_test(joining_a_finished_thread_twice_is_misuse),
         cmocka_unit_test(finished_threads_give_their_stack_back_at_once),
+        cmocka_unit_test(threads_resumed_after_an_exit_reclaim_its_stack),
         cmocka_unit_test(a_run_inside_a_run_is_refused),
         cmocka_unit_test(many_runs_reuse_stacks),
         cmocka_unit_test(golden_run_is_stable_across_builds),
