@@ -1,7 +1,12 @@
 /* The native runtime (harness/sched/rt_native.c): thread ids in spawn order,
  * the seeded rt_choose stream, waits with deadlines, zero-initialised locks,
- * ended runs (one leaving a blocked thread behind), and the sim surviving
+ * ended runs (one leaving a blocked thread behind, one waking a sleeper to
+ * exit), and the sim surviving
  * free-running noise. */
+#if !defined(_WIN32)
+#define _POSIX_C_SOURCE 200809L /* nanosleep under -std=c11 */
+#include <time.h>
+#endif
 #include "pcg32.h"
 #include "test_sim_util.h"
 
@@ -223,6 +228,59 @@ static void test_end_process_leaves_a_blocked_thread_behind(void **st) {
     assert_int_equal(tph_os_load32(&g_main_done), 1);
 }
 
+/* A thread asleep when its run ends leaves at its next slice of the sleep
+ * (rt_native.c: blocked threads notice within ~20 ms), not when its
+ * deadline comes: it sleeps for 30 s, the run ends once it has started, and
+ * the thread exits without ever running the code after its sleep.  Its exit
+ * is seen as the process's thread count (/proc/self/task) coming back to
+ * what it was before the run; the test waits for that as long as it takes,
+ * so no real-time bound is assumed -- a sleeper that waited out its deadline
+ * would show as woken, 30 s on. */
+#if defined(__linux__)
+#include <dirent.h>
+#include <stdatomic.h>
+static volatile uint32_t g_sleeper_started;
+static atomic_uint g_sleeper_woke; /* not a seam atomic: those are runtime calls, where an ended run's thread exits */
+static void sleeper(void *arg) {
+    (void)arg;
+    tph_os_store32(&g_sleeper_started, 1);
+    rt_sleep_until(rt_now() + 300000000u); /* 30 s */
+    atomic_store(&g_sleeper_woke, 1u);
+    rt_yield();
+}
+static void end_while_asleep_main(void *arg) {
+    (void)arg;
+    rt_spawn("sleeper", sleeper, NULL, false);
+    /* ended before it started, it would not run at all */
+    while (!tph_os_load32(&g_sleeper_started)) rt_yield();
+    rt_end_process("ended while a thread sleeps");
+}
+static int os_threads(void) {
+    int n = 0;
+    struct dirent *e;
+    DIR *d = opendir("/proc/self/task");
+    assert_non_null(d);
+    while ((e = readdir(d)) != NULL)
+        if (e->d_name[0] != '.') n++;
+    closedir(d);
+    return n;
+}
+#endif
+static void test_end_process_wakes_a_sleeper_to_exit(void **st) {
+    (void)st;
+#if !defined(__linux__)
+    skip();
+#else
+    struct timespec ms = {0, 1000000};
+    int before = os_threads();
+    g_sleeper_started = 0;
+    atomic_store(&g_sleeper_woke, 0u);
+    assert_int_equal(rt_native_run(end_while_asleep_main, NULL, NULL), 1);
+    while (os_threads() > before) nanosleep(&ms, NULL);
+    assert_int_equal(atomic_load(&g_sleeper_woke), 0);
+#endif
+}
+
 /* The stall scenario and a drain under heavy noise (yield/spin/sleep). */
 static simt_counter g_count;
 static void TPH_OS_CALLBACK count_cb(tph_os_instance *i, void *ctx, tph_os_work *w) {
@@ -283,6 +341,7 @@ int main(void) {
         cmocka_unit_test(test_end_process),
         cmocka_unit_test(test_sim_under_noise),
         cmocka_unit_test(test_end_process_leaves_a_blocked_thread_behind),
+        cmocka_unit_test(test_end_process_wakes_a_sleeper_to_exit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
