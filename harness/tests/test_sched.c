@@ -315,6 +315,17 @@ static void timed_wait_main(void *p) {
     rt_join(t);
 }
 
+/* One run of fn under the random strategy at seed, which must end normally. */
+static sched_result run_ok(rt_thread_fn fn, void *arg, uint64_t seed) {
+    sched_options o;
+    sched_result r;
+    sched_options_default(&o);
+    o.seed = seed;
+    assert_int_equal(sched_run(&o, fn, arg, &r), 0);
+    if (r.status != SCHED_OK) fail_msg("seed %llu: %s: %s", (unsigned long long)seed, sched_status_name(r.status), r.reason);
+    return r;
+}
+
 /* A waiter that times out from the middle of a queue leaves it linked:
  * A, B and C queue in that order (main sleeps after each spawn, so each
  * gets there alone), B's deadline passes, and a wake-all then finds A and
@@ -350,13 +361,9 @@ static void a_waiter_timing_out_mid_queue_leaves_it_linked(void **state) {
     uint64_t seed;
     (void)state;
     for (seed = 0; seed < 4; seed++) {
-        sched_options o;
         sched_result r;
         memset(&tw3, 0, sizeof tw3);
-        sched_options_default(&o);
-        o.seed = seed;
-        assert_int_equal(sched_run(&o, three_waiters_main, NULL, &r), 0);
-        assert_int_equal(r.status, SCHED_OK);
+        r = run_ok(three_waiters_main, NULL, seed);
         assert_int_equal(tw3.woken[0], 1);
         assert_int_equal(tw3.woken[1], 2);
         assert_int_equal(tw3.woken[2], 1);
@@ -535,12 +542,7 @@ static void threads_resumed_after_an_exit_reclaim_its_stack(void **state) {
     uint64_t seed;
     (void)state;
     for (seed = 0; seed < 4; seed++) {
-        sched_options o;
-        sched_result r;
-        sched_options_default(&o);
-        o.seed = seed;
-        assert_int_equal(sched_run(&o, waves_main, NULL, &r), 0);
-        assert_int_equal(r.status, SCHED_OK);
+        sched_result r = run_ok(waves_main, NULL, seed);
         if (r.fibers_peak > 52) fail_msg("seed %llu: %u fibers at once", (unsigned long long)seed, (unsigned)r.fibers_peak);
         sched_result_free(&r);
     }
