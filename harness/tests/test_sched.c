@@ -315,6 +315,34 @@ static void timed_wait_main(void *p) {
     rt_join(t);
 }
 
+/* sched_result_free leaves the result empty: every string NULL, so a second
+ * free (a caller's error path after its normal one) frees nothing twice.
+ * A deadlocked run fills the schedule and the blocked report. */
+static void stuck_main(void *p) {
+    rt_lock l;
+    rt_waitq q;
+    (void)p;
+    memset(&l, 0, sizeof l);
+    memset(&q, 0, sizeof q);
+    rt_lock_acquire(&l);
+    (void)rt_wait(&q, &l, RT_FOREVER, "nobody");
+}
+static void a_result_freed_is_empty(void **state) {
+    sched_options o;
+    sched_result r;
+    (void)state;
+    sched_options_default(&o);
+    assert_int_equal(sched_run(&o, stuck_main, NULL, &r), 0);
+    assert_int_equal(r.status, SCHED_DEADLOCK);
+    assert_non_null(r.schedule);
+    assert_non_null(r.blocked_report);
+    sched_result_free(&r);
+    assert_null(r.schedule);
+    assert_null(r.blocked_report);
+    assert_null(r.race);
+    sched_result_free(&r);
+}
+
 /* One run of fn under the random strategy at seed, which must end normally. */
 static sched_result run_ok(rt_thread_fn fn, void *arg, uint64_t seed) {
     sched_options o;
@@ -744,6 +772,7 @@ int main(void) {
         cmocka_unit_test(sleep_of_5s_is_virtual),
         cmocka_unit_test(wait_times_out_false_and_wakes_true),
         cmocka_unit_test(a_waiter_timing_out_mid_queue_leaves_it_linked),
+        cmocka_unit_test(a_result_freed_is_empty),
         cmocka_unit_test(daemons_are_abandoned_when_main_ends),
         cmocka_unit_test(end_process_stops_the_run),
         cmocka_unit_test(misuse_is_reported),
