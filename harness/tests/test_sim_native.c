@@ -234,8 +234,8 @@ static void test_end_process_leaves_a_blocked_thread_behind(void **st) {
  * the thread exits without ever running the code after its sleep.  Its exit
  * is seen as the process's thread count (/proc/self/task) coming back to
  * what it was before the run; the test waits for that as long as it takes,
- * so no real-time bound is assumed -- a sleeper that waited out its deadline
- * would show as woken, 30 s on. */
+ * bounded only far beyond the runtime's own figure -- a sleeper that waited
+ * out its deadline would show as woken, 30 s on. */
 #if defined(__linux__)
 #include <dirent.h>
 #include <stdatomic.h>
@@ -265,19 +265,65 @@ static int os_threads(void) {
     closedir(d);
     return n;
 }
+/* Waits until the process has no more OS threads than `before`: 60 s at
+ * most, where the runtime's own figure is ~20 ms (a thread notices the end
+ * at its next slice) -- a bound no loaded runner comes near; past it the
+ * thread did not exit. */
+static void wait_for_os_threads(int before, const char *who) {
+    struct timespec ms = {0, 1000000};
+    int i;
+    for (i = 0; i < 60000 && os_threads() > before; i++) nanosleep(&ms, NULL);
+    if (os_threads() > before) fail_msg("%s: still running 60 s after its run ended", who);
+}
 #endif
 static void test_end_process_wakes_a_sleeper_to_exit(void **st) {
     (void)st;
 #if !defined(__linux__)
     skip();
 #else
-    struct timespec ms = {0, 1000000};
     int before = os_threads();
     g_sleeper_started = 0;
     atomic_store(&g_sleeper_woke, 0u);
     assert_int_equal(rt_native_run(end_while_asleep_main, NULL, NULL), 1);
-    while (os_threads() > before) nanosleep(&ms, NULL);
+    wait_for_os_threads(before, "the sleeper");
     assert_int_equal(atomic_load(&g_sleeper_woke), 0);
+#endif
+}
+
+/* The same for a thread waiting forever on a queue when its run ends: it
+ * gives its wait's lock back and exits inside the wait.  A wait may return
+ * spuriously (rt.h: each 20 ms slice does), but never into an ended run --
+ * its caller would go on believing it holds the lock. */
+#if defined(__linux__)
+static volatile uint32_t g_waiter_started;
+static atomic_uint g_waiter_returned_after_end;
+static void forever_waiter(void *arg) {
+    (void)arg;
+    rt_lock_acquire(&g_lock);
+    tph_os_store32(&g_waiter_started, 1);
+    for (;;) {
+        (void)rt_wait(&g_q, &g_lock, RT_FOREVER, "nobody wakes it");
+        if (rt_native_ended()) atomic_store(&g_waiter_returned_after_end, 1u);
+    }
+}
+static void end_while_waiting_main(void *arg) {
+    (void)arg;
+    rt_spawn("waiter", forever_waiter, NULL, false);
+    while (!tph_os_load32(&g_waiter_started)) rt_yield();
+    rt_end_process("ended while a thread waits");
+}
+#endif
+static void test_end_process_lets_a_waiter_exit(void **st) {
+    (void)st;
+#if !defined(__linux__)
+    skip();
+#else
+    int before = os_threads();
+    g_waiter_started = 0;
+    atomic_store(&g_waiter_returned_after_end, 0u);
+    assert_int_equal(rt_native_run(end_while_waiting_main, NULL, NULL), 1);
+    wait_for_os_threads(before, "the waiter");
+    assert_int_equal(atomic_load(&g_waiter_returned_after_end), 0);
 #endif
 }
 
@@ -342,6 +388,7 @@ int main(void) {
         cmocka_unit_test(test_sim_under_noise),
         cmocka_unit_test(test_end_process_leaves_a_blocked_thread_behind),
         cmocka_unit_test(test_end_process_wakes_a_sleeper_to_exit),
+        cmocka_unit_test(test_end_process_lets_a_waiter_exit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
