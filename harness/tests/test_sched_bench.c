@@ -6,7 +6,8 @@
  *   cannot reach the call, so the wrap is of clock_gettime: the thread CPU
  *   clock advances one second a read, the timed interval is one second and
  *   the rate is exactly the switch count -- two a round trip, n rounded down
- *   to even -- whatever the machine;
+ *   to even -- whatever the machine; and the switches are counted too
+ *   (sched_fiber_switch through --wrap), so the count is made, not computed;
  * - sched_bench_pct reports failure (-1) when a run fails, the probe runs'
  *   or the counted runs': sched_run refuses the run chosen. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, CLOCK_THREAD_CPUTIME_ID */
@@ -19,14 +20,18 @@
 
 #include <cmocka.h>
 
+#include "fiber.h"
 #include "rt_sched.h"
 
 int __real_clock_gettime(clockid_t id, struct timespec *ts);
 int __wrap_clock_gettime(clockid_t id, struct timespec *ts);
+void __real_sched_fiber_switch(sched_fiber *from, sched_fiber *to);
+void __wrap_sched_fiber_switch(sched_fiber *from, sched_fiber *to);
 int __real_sched_run(const sched_options *o, rt_thread_fn main_fn, void *arg, sched_result *out);
 int __wrap_sched_run(const sched_options *o, rt_thread_fn main_fn, void *arg, sched_result *out);
 
 static time_t cpu_seconds; /* the thread CPU clock: one second more a read */
+static uint64_t switches;  /* sched_fiber_switch calls */
 static uint64_t runs;      /* sched_run calls */
 static uint64_t refuse_run; /* sched_run refuses its call number refuse_run (1-based; 0: none) */
 
@@ -35,6 +40,11 @@ int __wrap_clock_gettime(clockid_t id, struct timespec *ts) {
     ts->tv_sec = ++cpu_seconds;
     ts->tv_nsec = 0;
     return 0;
+}
+
+void __wrap_sched_fiber_switch(sched_fiber *from, sched_fiber *to) {
+    switches++;
+    __real_sched_fiber_switch(from, to);
 }
 
 int __wrap_sched_run(const sched_options *o, rt_thread_fn main_fn, void *arg, sched_result *out) {
@@ -49,10 +59,16 @@ int __wrap_sched_run(const sched_options *o, rt_thread_fn main_fn, void *arg, sc
 static void the_raw_rate_is_the_switches_made_per_second(void **state) {
     (void)state;
     /* 5 asks for 2 round trips: 4 switches in the one timed second */
+    switches = 0;
     assert_true(sched_bench_raw_switches_per_sec(5) == 4.0);
+    assert_int_equal(switches, 4);
+    switches = 0;
     assert_true(sched_bench_raw_switches_per_sec(6) == 6.0);
+    assert_int_equal(switches, 6);
     /* fewer than one round trip is one round trip */
+    switches = 0;
     assert_true(sched_bench_raw_switches_per_sec(0) == 2.0);
+    assert_int_equal(switches, 2);
 }
 
 static void pct_fails_when_a_probe_run_fails(void **state) {
