@@ -8,6 +8,7 @@
 #include <time.h>
 #endif
 #include "pcg32.h"
+#include "rt_impl.h" /* rt_installed, rt_native_ops */
 #include "test_sim_util.h"
 
 static uint32_t g_ids[4];
@@ -21,6 +22,17 @@ static void ids_main(void *arg) {
     rt_join(b);
     rt_spawn("c", record_id, &g_ids[3], false); /* reaped by the driver */
 }
+/* A thread no run made -- the test's own, here, or a worker of the real
+ * pool calling into the harness -- is id 0, "driver": no run thread's id
+ * (those start at 1), so per-thread records keyed by id never mix it with a
+ * run's main. */
+static void test_a_thread_outside_runs_is_id_0(void **st) {
+    (void)st;
+    assert_ptr_equal(rt_installed(), &rt_native_ops);
+    assert_int_equal(rt_thread_id(), 0);
+    assert_string_equal(rt_thread_name(), "driver");
+}
+
 static void test_thread_ids_in_spawn_order(void **st) {
     (void)st;
     memset(g_ids, 0, sizeof g_ids);
@@ -149,6 +161,9 @@ static void test_end_process(void **st) {
     assert_true(rt_native_ended());
     assert_int_equal(rt_native_run(choose_main, NULL, NULL), 0); /* a new run is clean */
     assert_false(rt_native_ended());
+    rt_native_last_result(&r);
+    assert_false(r.ended);
+    assert_string_equal(r.reason, ""); /* not the ended run's */
 }
 
 /* An ended run whose non-daemon thread cannot reach an rt_ call to exit at:
@@ -380,6 +395,7 @@ static void test_sim_under_noise(void **st) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_a_thread_outside_runs_is_id_0),
         cmocka_unit_test(test_thread_ids_in_spawn_order),
         cmocka_unit_test(test_choose_seeded),
         cmocka_unit_test(test_choose_rejects_the_short_range),
