@@ -596,6 +596,39 @@ static void dfs_fair_lapse_offers_every_runnable_thread(void **state) {
     sched_dfs_free(d);
 }
 
+/* The lapse itself, driven by hand: every runnable thread's demotion ends,
+ * the first in the runnable list's as well as the others', and none is
+ * counted as demoted after it (a demotion left behind would be checked again
+ * at a later pick, with the count saying there is none). */
+static void dfs_fair_lapse_ends_every_demotion(void **state) {
+    sched_dfs *d = sched_dfs_new(1);
+    sched s;
+    rt_thread th[3], *run[3];
+    unsigned i;
+    (void)state;
+    assert_non_null(d);
+    memset(&s, 0, sizeof s);
+    memset(th, 0, sizeof th);
+    d->tcap = 4;
+    d->demoted_at = calloc(d->tcap, sizeof *d->demoted_at);
+    d->last_pick = calloc(d->tcap, sizeof *d->last_pick);
+    assert_non_null(d->demoted_at);
+    assert_non_null(d->last_pick);
+    for (i = 0; i < 3; i++) {
+        th[i].id = i + 1;
+        run[i] = &th[i];
+        d->demoted_at[i + 1] = 5 + i;
+    }
+    d->ndemoted = 3;
+    s.runnable = run;
+    s.nrunnable = 3;
+    sched_dfs_fair_lapse(d, &s);
+    for (i = 1; i <= 3; i++)
+        if (d->demoted_at[i]) fail_msg("thread %u still demoted (at pick %llu)", i, (unsigned long long)d->demoted_at[i]);
+    assert_int_equal(d->ndemoted, 0);
+    sched_dfs_free(d);
+}
+
 /* ---- partial-order reduction (sched_dfs_set_por) ---- */
 
 typedef struct por_stats {
@@ -1311,6 +1344,7 @@ int main(void) {
         cmocka_unit_test(dfs_fair_livelock_is_reported_as_fair),
         cmocka_unit_test(dfs_forced_fair_steps_are_no_nodes),
         cmocka_unit_test(dfs_fair_lapse_offers_every_runnable_thread),
+        cmocka_unit_test(dfs_fair_lapse_ends_every_demotion),
         cmocka_unit_test(por_counts_traces_by_hand),
         cmocka_unit_test(por_finds_every_failure_the_full_search_finds),
         cmocka_unit_test(por_keeps_distinct_traces),
