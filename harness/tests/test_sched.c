@@ -343,6 +343,34 @@ static void a_result_freed_is_empty(void **state) {
     sched_result_free(&r);
 }
 
+/* A lock is the run's: one left held by an ended run (its holder ended the
+ * process inside it) is free in the next run, with nobody queued on it. */
+static rt_lock carried_lock;
+static void end_holding(void *p) {
+    (void)p;
+    rt_lock_acquire(&carried_lock);
+    rt_end_process("ended holding the lock");
+}
+static void take_carried(void *p) {
+    rt_lock_acquire(&carried_lock);
+    *(int *)p = 1;
+    rt_lock_release(&carried_lock);
+}
+static void a_lock_held_when_a_run_ended_is_free_in_the_next(void **state) {
+    sched_options o;
+    sched_result r;
+    int took = 0;
+    (void)state;
+    sched_options_default(&o);
+    assert_int_equal(sched_run(&o, end_holding, NULL, &r), 0);
+    assert_int_equal(r.status, SCHED_PROCESS_ENDED);
+    sched_result_free(&r);
+    assert_int_equal(sched_run(&o, take_carried, &took, &r), 0);
+    assert_int_equal(r.status, SCHED_OK);
+    assert_int_equal(took, 1);
+    sched_result_free(&r);
+}
+
 /* One run of fn under the random strategy at seed, which must end normally. */
 static sched_result run_ok(rt_thread_fn fn, void *arg, uint64_t seed) {
     sched_options o;
@@ -773,6 +801,7 @@ int main(void) {
         cmocka_unit_test(wait_times_out_false_and_wakes_true),
         cmocka_unit_test(a_waiter_timing_out_mid_queue_leaves_it_linked),
         cmocka_unit_test(a_result_freed_is_empty),
+        cmocka_unit_test(a_lock_held_when_a_run_ended_is_free_in_the_next),
         cmocka_unit_test(daemons_are_abandoned_when_main_ends),
         cmocka_unit_test(end_process_stops_the_run),
         cmocka_unit_test(misuse_is_reported),
