@@ -209,6 +209,24 @@ static void spinning_on_yield_is_a_livelock(void **state) {
     sched_result_free(&r);
 }
 
+/* Time moved by steps alone (10 units a scheduling point, no sleep to jump
+ * over) passes the bound too: a spinner with max_virtual_time 1000 and the
+ * step bound far away ends at the first step past 1000 units, as a
+ * virtual-time livelock. */
+static void steps_pass_the_virtual_time_bound(void **state) {
+    sched_options o;
+    sched_result r;
+    (void)state;
+    sched_options_default(&o);
+    o.max_steps = 1000000;
+    o.max_virtual_time = 1000;
+    sched_run(&o, spin_main, NULL, &r);
+    assert_int_equal(r.status, SCHED_LIVELOCK);
+    assert_non_null(strstr(r.reason, "virtual time 1010 passed max_virtual_time 1000"));
+    assert_int_equal(r.steps, 101);
+    sched_result_free(&r);
+}
+
 static void daemon_tick(void *p) {
     (void)p;
     for (;;) rt_sleep_until(rt_now() + 2500000); /* 250 ms */
@@ -797,6 +815,7 @@ int main(void) {
         cmocka_unit_test(wait_nobody_wakes_is_a_deadlock_naming_both),
         cmocka_unit_test(spinning_on_yield_is_a_livelock),
         cmocka_unit_test(virtual_time_bound_is_a_livelock),
+        cmocka_unit_test(steps_pass_the_virtual_time_bound),
         cmocka_unit_test(sleep_of_5s_is_virtual),
         cmocka_unit_test(wait_times_out_false_and_wakes_true),
         cmocka_unit_test(a_waiter_timing_out_mid_queue_leaves_it_linked),
