@@ -54,6 +54,7 @@ double sched_bench_raw_switches_per_sec(uint64_t n) {
     uint64_t i;
     double t0, dt;
     if (n < 2) n = 2;
+    memset(&b, 0, sizeof b); /* fibers start zeroed, as every rt_thread's (calloc'd) */
     sched_fiber_main(&b.main);
     if (sched_fiber_make(&b.other, 64u * 1024u, bench_fiber, &b) != 0) return 0.0;
     b.n = n;
