@@ -389,6 +389,24 @@ static void a_lock_held_when_a_run_ended_is_free_in_the_next(void **state) {
     sched_result_free(&r);
 }
 
+/* sched_options_default gives every field the default rt_sched.h states,
+ * whatever the struct held before. */
+static void options_default_to_what_the_header_says(void **state) {
+    sched_options o;
+    (void)state;
+    memset(&o, 0xa5, sizeof o);
+    sched_options_default(&o);
+    assert_true(o.seed == 0);
+    assert_int_equal(o.strategy, SCHED_STRATEGY_RANDOM);
+    assert_int_equal(o.pct_depth, 3);
+    assert_true(o.pct_steps == 0); /* SCHED_PCT_DEFAULT_STEPS */
+    assert_true(o.max_steps == 1000000u);
+    assert_true(o.max_virtual_time == 3600ull * 10000000ull); /* an hour in rt_now units */
+    assert_null(o.schedule);
+    assert_int_equal(o.stack_size, 64u * 1024u);
+    assert_null(o.dfs);
+}
+
 /* One run of fn under the random strategy at seed, which must end normally. */
 static sched_result run_ok(rt_thread_fn fn, void *arg, uint64_t seed) {
     sched_options o;
@@ -820,6 +838,7 @@ int main(void) {
         cmocka_unit_test(wait_times_out_false_and_wakes_true),
         cmocka_unit_test(a_waiter_timing_out_mid_queue_leaves_it_linked),
         cmocka_unit_test(a_result_freed_is_empty),
+        cmocka_unit_test(options_default_to_what_the_header_says),
         cmocka_unit_test(a_lock_held_when_a_run_ended_is_free_in_the_next),
         cmocka_unit_test(daemons_are_abandoned_when_main_ends),
         cmocka_unit_test(end_process_stops_the_run),
