@@ -407,6 +407,51 @@ static void options_default_to_what_the_header_says(void **state) {
     assert_null(o.dfs);
 }
 
+/* The blocked report grows its buffer for every line it appends, the
+ * terminator included: deadlocks of 1 to 12 waiting threads named with 1 to
+ * 31 letters make reports whose lines end at every offset around the
+ * buffer's 256- and 512-byte sizes (the ASan build sees a byte written past
+ * one), and each report holds one line per thread, main's too. */
+typedef struct named_waiters {
+    rt_lock lock;
+    rt_waitq q;
+    int n, len;
+} named_waiters;
+static void named_wait_forever(void *p) {
+    named_waiters *w = (named_waiters *)p;
+    rt_lock_acquire(&w->lock);
+    (void)rt_wait(&w->q, &w->lock, RT_FOREVER, "forever");
+}
+static void named_waiters_main(void *p) {
+    named_waiters *w = (named_waiters *)p;
+    char name[32];
+    int i;
+    memset(name, 'x', sizeof name);
+    name[w->len] = '\0';
+    for (i = 0; i < w->n; i++) (void)rt_spawn(name, named_wait_forever, w, false);
+    named_wait_forever(w);
+}
+static void the_blocked_report_grows_for_every_line(void **state) {
+    named_waiters w;
+    (void)state;
+    for (w.n = 1; w.n <= 12; w.n++)
+        for (w.len = 1; w.len <= 31; w.len++) {
+            sched_options o;
+            sched_result r;
+            const char *c;
+            int lines = 0;
+            memset(&w.lock, 0, sizeof w.lock);
+            memset(&w.q, 0, sizeof w.q);
+            sched_options_default(&o);
+            assert_int_equal(sched_run(&o, named_waiters_main, &w, &r), 0);
+            assert_int_equal(r.status, SCHED_DEADLOCK);
+            assert_non_null(r.blocked_report);
+            for (c = r.blocked_report; *c; c++) lines += *c == '\n';
+            if (lines != w.n + 1) fail_msg("%d threads named %d letters: %d lines", w.n, w.len, lines);
+            sched_result_free(&r);
+        }
+}
+
 /* One run of fn under the random strategy at seed, which must end normally. */
 static sched_result run_ok(rt_thread_fn fn, void *arg, uint64_t seed) {
     sched_options o;
@@ -838,6 +883,7 @@ int main(void) {
         cmocka_unit_test(wait_times_out_false_and_wakes_true),
         cmocka_unit_test(a_waiter_timing_out_mid_queue_leaves_it_linked),
         cmocka_unit_test(a_result_freed_is_empty),
+        cmocka_unit_test(the_blocked_report_grows_for_every_line),
         cmocka_unit_test(options_default_to_what_the_header_says),
         cmocka_unit_test(a_lock_held_when_a_run_ended_is_free_in_the_next),
         cmocka_unit_test(daemons_are_abandoned_when_main_ends),

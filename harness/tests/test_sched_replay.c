@@ -213,6 +213,7 @@ static void bad_schedule_strings_are_rejected_with_a_column(void **state) {
         {"T1:0", "schedule:1:4:"},     {"T1:2*", "schedule:1:6:"},
         {"T1:2*0", "schedule:1:6:"},   {"T1:=", "schedule:1:5:"},
         {"T1:vvvvvvvv", "schedule:1:"}, {"T1:2.", "schedule:1:6:"},
+        {"T1:2x", "schedule:1:5:"},    {"T1:2*3x", "schedule:1:7:"}, /* where the '.' should be */
     };
     size_t i;
     (void)state;
