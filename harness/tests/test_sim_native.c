@@ -254,21 +254,25 @@ static void test_end_process_leaves_a_blocked_thread_behind(void **st) {
 #if defined(__linux__)
 #include <dirent.h>
 #include <stdatomic.h>
-static volatile uint32_t g_sleeper_started;
-static atomic_uint g_sleeper_woke; /* not a seam atomic: those are runtime calls, where an ended run's thread exits */
+/* The thread under test says it has started (so the run is not ended before
+ * it runs at all) and, with a plain C11 atomic -- not a seam atomic: those
+ * are runtime calls, where an ended run's thread exits --, that it ran on
+ * past the call the end should have left it in. */
+static volatile uint32_t g_started;
+static atomic_uint g_ran_on;
+static rt_thread_fn g_thread_fn;
 static void sleeper(void *arg) {
     (void)arg;
-    tph_os_store32(&g_sleeper_started, 1);
+    tph_os_store32(&g_started, 1);
     rt_sleep_until(rt_now() + 300000000u); /* 30 s */
-    atomic_store(&g_sleeper_woke, 1u);
+    atomic_store(&g_ran_on, 1u);
     rt_yield();
 }
-static void end_while_asleep_main(void *arg) {
+static void end_once_started_main(void *arg) {
     (void)arg;
-    rt_spawn("sleeper", sleeper, NULL, false);
-    /* ended before it started, it would not run at all */
-    while (!tph_os_load32(&g_sleeper_started)) rt_yield();
-    rt_end_process("ended while a thread sleeps");
+    rt_spawn("under test", g_thread_fn, NULL, false);
+    while (!tph_os_load32(&g_started)) rt_yield();
+    rt_end_process("ended with a thread blocked in the runtime");
 }
 static int os_threads(void) {
     int n = 0;
@@ -280,15 +284,21 @@ static int os_threads(void) {
     closedir(d);
     return n;
 }
-/* Waits until the process has no more OS threads than `before`: 60 s at
- * most, where the runtime's own figure is ~20 ms (a thread notices the end
- * at its next slice) -- a bound no loaded runner comes near; past it the
- * thread did not exit. */
-static void wait_for_os_threads(int before, const char *who) {
+/* Runs fn as a thread of a run ended once it has started, then waits until
+ * the process has no more OS threads than before: 60 s at most, where the
+ * runtime's own figure is ~20 ms (a thread notices the end at its next
+ * slice) -- a bound no loaded runner comes near; past it the thread did
+ * not exit.  It must not have run on past its blocking call. */
+static void expect_exit_without_running_on(rt_thread_fn fn, const char *who) {
     struct timespec ms = {0, 1000000};
-    int i;
+    int i, before = os_threads();
+    g_thread_fn = fn;
+    g_started = 0;
+    atomic_store(&g_ran_on, 0u);
+    assert_int_equal(rt_native_run(end_once_started_main, NULL, NULL), 1);
     for (i = 0; i < 60000 && os_threads() > before; i++) nanosleep(&ms, NULL);
     if (os_threads() > before) fail_msg("%s: still running 60 s after its run ended", who);
+    if (atomic_load(&g_ran_on)) fail_msg("%s: ran on into its ended run", who);
 }
 #endif
 static void test_end_process_wakes_a_sleeper_to_exit(void **st) {
@@ -296,12 +306,7 @@ static void test_end_process_wakes_a_sleeper_to_exit(void **st) {
 #if !defined(__linux__)
     skip();
 #else
-    int before = os_threads();
-    g_sleeper_started = 0;
-    atomic_store(&g_sleeper_woke, 0u);
-    assert_int_equal(rt_native_run(end_while_asleep_main, NULL, NULL), 1);
-    wait_for_os_threads(before, "the sleeper");
-    assert_int_equal(atomic_load(&g_sleeper_woke), 0);
+    expect_exit_without_running_on(sleeper, "the sleeper");
 #endif
 }
 
@@ -310,22 +315,14 @@ static void test_end_process_wakes_a_sleeper_to_exit(void **st) {
  * spuriously (rt.h: each 20 ms slice does), but never into an ended run --
  * its caller would go on believing it holds the lock. */
 #if defined(__linux__)
-static volatile uint32_t g_waiter_started;
-static atomic_uint g_waiter_returned_after_end;
 static void forever_waiter(void *arg) {
     (void)arg;
     rt_lock_acquire(&g_lock);
-    tph_os_store32(&g_waiter_started, 1);
+    tph_os_store32(&g_started, 1);
     for (;;) {
         (void)rt_wait(&g_q, &g_lock, RT_FOREVER, "nobody wakes it");
-        if (rt_native_ended()) atomic_store(&g_waiter_returned_after_end, 1u);
+        if (rt_native_ended()) atomic_store(&g_ran_on, 1u);
     }
-}
-static void end_while_waiting_main(void *arg) {
-    (void)arg;
-    rt_spawn("waiter", forever_waiter, NULL, false);
-    while (!tph_os_load32(&g_waiter_started)) rt_yield();
-    rt_end_process("ended while a thread waits");
 }
 #endif
 static void test_end_process_lets_a_waiter_exit(void **st) {
@@ -333,12 +330,7 @@ static void test_end_process_lets_a_waiter_exit(void **st) {
 #if !defined(__linux__)
     skip();
 #else
-    int before = os_threads();
-    g_waiter_started = 0;
-    atomic_store(&g_waiter_returned_after_end, 0u);
-    assert_int_equal(rt_native_run(end_while_waiting_main, NULL, NULL), 1);
-    wait_for_os_threads(before, "the waiter");
-    assert_int_equal(atomic_load(&g_waiter_returned_after_end), 0);
+    expect_exit_without_running_on(forever_waiter, "the waiter");
 #endif
 }
 
