@@ -1,9 +1,7 @@
 """The sanitizer options the sanitizer builds' unit tests run with in `make test`
 (ci/test_unit.py), written once: the sabotage sweep and the mutant runner run
 the same executables as their sanitizer layer, and a defect only these options
-show must be caught there as it is in CI (a mutant that made a live fiber
-throw its fake stack away survived the runner, which left
-detect_stack_use_after_return out, and crashed test_sched under make test).
+show must be caught there as it is in CI.
 
 detect_stack_use_after_return: clang >= 15's default, on here for every
 compiler (Debian 12's clang is 14): the scheduler once read an abandoned
