@@ -67,9 +67,10 @@ static void fire_due(sched *s) {
             if (s->por) sched_por_clock(s);
             sched_timed_remove(s, t);
             if (t->state == TS_WAIT) {
+                /* a timeout: t->woken stays false (rt_wait cleared it, and
+                 * wake() takes its thread off the timed set) */
                 sched_waitq *q = t->in_waitq;
                 sched_q_remove(&q->head, &q->tail, t);
-                t->woken = false;
             }
             sched_make_runnable(s, t);
         } else {
