@@ -116,6 +116,8 @@ typedef struct sched_result {
  * "schedule:1:COL: message"); out must be freed with sched_result_free in
  * both cases. */
 int sched_run(const sched_options *, rt_thread_fn main_fn, void *arg, sched_result *out);
+/* Frees the result's strings and leaves their pointers NULL, so freeing it
+ * again (a caller's cleanup path after an earlier free) does nothing. */
 void sched_result_free(sched_result *);
 
 /* Race-detector builds: a program that turns every report raised inside a

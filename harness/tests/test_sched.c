@@ -35,6 +35,26 @@ static void counter_run_completes_with_every_increment(void **state) {
     sched_result_free(&r);
 }
 
+static char *heap_copy(const char *text) {
+    char *p = malloc(strlen(text) + 1);
+    assert_non_null(p);
+    return strcpy(p, text);
+}
+
+static void a_result_freed_twice_frees_each_string_once(void **state) {
+    sched_result r;
+    (void)state;
+    memset(&r, 0, sizeof r);
+    r.schedule = heap_copy("T1:1");
+    r.blocked_report = heap_copy("blocked");
+    r.race = heap_copy("race"); /* only a TSan build fills it from a run */
+    sched_result_free(&r);
+    assert_null(r.schedule);
+    assert_null(r.blocked_report);
+    assert_null(r.race);
+    sched_result_free(&r); /* a double free under ASan if a pointer was kept */
+}
+
 static void same_seed_same_interleaving(void **state) {
     uint64_t seed;
     (void)state;
@@ -888,6 +908,7 @@ int main(void) {
         cmocka_unit_test(a_lock_held_when_a_run_ended_is_free_in_the_next),
         cmocka_unit_test(daemons_are_abandoned_when_main_ends),
         cmocka_unit_test(end_process_stops_the_run),
+        cmocka_unit_test(a_result_freed_twice_frees_each_string_once),
         cmocka_unit_test(misuse_is_reported),
         cmocka_unit_test(joining_a_finished_thread_twice_is_misuse),
         cmocka_unit_test(finished_threads_give_their_stack_back_at_once),

@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "sched_internal.h"
 #include "test_sched_util.h"
 
 static void replay_reproduces_the_run_whatever_the_seed(void **state) {
@@ -214,6 +215,10 @@ static void bad_schedule_strings_are_rejected_with_a_column(void **state) {
         {"T1:2*0", "schedule:1:6:"},   {"T1:=", "schedule:1:5:"},
         {"T1:vvvvvvvv", "schedule:1:"}, {"T1:2.", "schedule:1:6:"},
         {"T1:2x", "schedule:1:5:"},    {"T1:2*3x", "schedule:1:7:"}, /* where the '.' should be */
+        /* one past each field's maximum: 2^32 for a thread id and a value,
+         * 2^64 + 1 for a count (2^64 itself would wrap to the refused 0) */
+        {"T1:4000000", "schedule:1:4:"}, {"T1:=4000000", "schedule:1:5:"},
+        {"T1:1*g000000000001", "schedule:1:6:"},
     };
     size_t i;
     (void)state;
@@ -231,6 +236,23 @@ static void bad_schedule_strings_are_rejected_with_a_column(void **state) {
         assert_ptr_equal(rt_installed(), &rt_native_ops);
         sched_result_free(&r);
     }
+}
+
+/* Each field's largest value is read exactly: a thread id and an rt_choose
+ * value up to 2^32 - 1, a count up to 2^64 - 1 (base 32). */
+static void the_largest_numbers_parse_exactly(void **state) {
+    sched_item *items;
+    size_t n;
+    char err[160];
+    (void)state;
+    assert_int_equal(sched_schedule_parse("T1:=3vvvvvv.3vvvvvv*fvvvvvvvvvvvv", &items, &n, err, sizeof err), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(items[0].kind, SCHED_ITEM_CHOOSE);
+    assert_int_equal(items[0].value, UINT32_MAX);
+    assert_int_equal(items[1].kind, SCHED_ITEM_PICK);
+    assert_int_equal(items[1].value, UINT32_MAX);
+    assert_true(items[1].count == UINT64_MAX);
+    free(items);
 }
 
 /* A schedule read back from a file or a terminal line keeps its line end:
@@ -335,6 +357,7 @@ int main(void) {
         cmocka_unit_test(divergence_lists_runnable_threads_up_to_the_buffer_edge),
         cmocka_unit_test(divergence_list_stops_with_room_for_the_longest_id),
         cmocka_unit_test(bad_schedule_strings_are_rejected_with_a_column),
+        cmocka_unit_test(the_largest_numbers_parse_exactly),
         cmocka_unit_test(trailing_line_ends_are_ignored),
         cmocka_unit_test(replay_of_an_out_of_range_choice_diverges),
         cmocka_unit_test(replay_of_the_other_kind_of_item_diverges),
