@@ -207,7 +207,9 @@ static uint32_t op_choose(uint32_t n) {
         : s->strategy->choose ? s->strategy->choose(s, n)
                               : pcg32_bounded(&s->rng, n);
     sched_record_choose(s, v);
-    s->chash = sched_mix(s->chash, ((uint64_t)1 << 63) | ((uint64_t)n << 32) | v);
+    /* the value marked by bit 63 (a pick's id never has it), then the width:
+     * both whole, as 32 + 32 bits and the mark do not fit one word */
+    s->chash = sched_mix(sched_mix(s->chash, ((uint64_t)1 << 63) | v), n);
     sched_tsan_quiet_end(s->current);
     return v;
 }

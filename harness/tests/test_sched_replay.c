@@ -289,9 +289,38 @@ static void trailing_line_ends_are_ignored(void **state) {
     sched_result_free(&ra);
 }
 
+/* The choice hash covers each rt_choose's width as well as its value: the
+ * same value drawn from rt_choose(5) and from rt_choose(2^31 + 5) (or
+ * 2^30 + 5) are different choice streams. */
+static uint32_t chose, choose_width;
+static void choose_of_width(void *p) {
+    (void)p;
+    chose = rt_choose(choose_width);
+}
+
+static void the_choice_hash_covers_every_bit_of_the_width(void **state) {
+    static const uint32_t widths[] = {5u, 0x80000005u, 0x40000005u};
+    uint64_t hashes[3];
+    (void)state;
+    for (size_t i = 0; i < 3; i++) {
+        sched_options o;
+        sched_result r;
+        sched_options_default(&o);
+        o.schedule = "T1:=3";
+        choose_width = widths[i];
+        assert_int_equal(sched_run(&o, choose_of_width, NULL, &r), 0);
+        assert_int_equal(r.status, SCHED_OK);
+        assert_int_equal(chose, 3);
+        hashes[i] = r.choice_hash;
+        sched_result_free(&r);
+    }
+    assert_true(hashes[0] != hashes[1]);
+    assert_true(hashes[0] != hashes[2]);
+    assert_true(hashes[1] != hashes[2]);
+}
+
 /* A recorded rt_choose value at or past the call's bound is a divergence,
  * never a value handed to the program. */
-static uint32_t chose;
 static void choose_once(void *p) {
     (void)p;
     chose = rt_choose(3);
@@ -358,6 +387,7 @@ int main(void) {
         cmocka_unit_test(divergence_list_stops_with_room_for_the_longest_id),
         cmocka_unit_test(bad_schedule_strings_are_rejected_with_a_column),
         cmocka_unit_test(the_largest_numbers_parse_exactly),
+        cmocka_unit_test(the_choice_hash_covers_every_bit_of_the_width),
         cmocka_unit_test(trailing_line_ends_are_ignored),
         cmocka_unit_test(replay_of_an_out_of_range_choice_diverges),
         cmocka_unit_test(replay_of_the_other_kind_of_item_diverges),
