@@ -143,8 +143,10 @@ const char *sched_bench_clock_name(void);
 
 /* PCT measured against its bound (Burckhardt et al.: a run hits a depth-d
  * bug with probability >= 1/(n k^(d-1))): `runs` PCT runs at depth
- * pct_depth, seeds first_seed.., of a two-thread program whose bug has depth
- * bug_depth (sched_bench.c), k measured by 100 probe runs.  0, or -1 when a
+ * pct_depth, seeds first_seed .. first_seed + runs - 1, of a two-thread
+ * program whose bug has depth bug_depth (sched_bench.c), k measured first by
+ * 100 probe runs with the next 100 seeds, so that a bench line is replayed
+ * from its first seed alone.  0, or -1 when a
  * run did not end normally.  For the bench line and test_sched_pct. */
 typedef struct sched_bench_pct_out {
     uint64_t k;       /* choice points (the most of the probe runs) */

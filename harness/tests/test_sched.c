@@ -247,6 +247,32 @@ static void steps_pass_the_virtual_time_bound(void **state) {
     sched_result_free(&r);
 }
 
+/* The bound is inclusive: a jump to a deadline exactly at max_virtual_time
+ * is within it, one unit further is past it. */
+static uint64_t sleep_to;
+static void sleep_to_main(void *p) {
+    (void)p;
+    rt_sleep_until(sleep_to);
+}
+
+static void a_jump_to_the_bound_itself_is_within_it(void **state) {
+    sched_options o;
+    sched_result r;
+    (void)state;
+    sched_options_default(&o);
+    o.max_virtual_time = 1000;
+    sleep_to = 1000;
+    sched_run(&o, sleep_to_main, NULL, &r);
+    assert_int_equal(r.status, SCHED_OK);
+    assert_int_equal(r.virtual_time, 1000);
+    sched_result_free(&r);
+    sleep_to = 1001;
+    sched_run(&o, sleep_to_main, NULL, &r);
+    assert_int_equal(r.status, SCHED_LIVELOCK);
+    assert_non_null(strstr(r.reason, "virtual time 1001 passed max_virtual_time 1000"));
+    sched_result_free(&r);
+}
+
 static void daemon_tick(void *p) {
     (void)p;
     for (;;) rt_sleep_until(rt_now() + 2500000); /* 250 ms */
@@ -909,6 +935,7 @@ int main(void) {
         cmocka_unit_test(daemons_are_abandoned_when_main_ends),
         cmocka_unit_test(end_process_stops_the_run),
         cmocka_unit_test(a_result_freed_twice_frees_each_string_once),
+        cmocka_unit_test(a_jump_to_the_bound_itself_is_within_it),
         cmocka_unit_test(misuse_is_reported),
         cmocka_unit_test(joining_a_finished_thread_twice_is_misuse),
         cmocka_unit_test(finished_threads_give_their_stack_back_at_once),

@@ -47,7 +47,11 @@ void __wrap_sched_fiber_switch(sched_fiber *from, sched_fiber *to) {
     __real_sched_fiber_switch(from, to);
 }
 
+#define MAX_SEEN 128
+static uint64_t seen_seed[MAX_SEEN]; /* the seed of each of the first MAX_SEEN runs */
+
 int __wrap_sched_run(const sched_options *o, rt_thread_fn main_fn, void *arg, sched_result *out) {
+    if (runs < MAX_SEEN) seen_seed[runs] = o->seed;
     if (++runs == refuse_run) {
         /* as sched_run refuses bad options: nothing for the caller to free */
         memset(out, 0, sizeof *out);
@@ -69,6 +73,19 @@ static void the_raw_rate_is_the_switches_made_per_second(void **state) {
     switches = 0;
     assert_true(sched_bench_raw_switches_per_sec(0) == 2.0);
     assert_int_equal(switches, 2);
+}
+
+/* The probes take the seeds after the counted runs', and the counted runs
+ * take first_seed, first_seed + 1, ...: the documented seeds, each once. */
+static void pct_runs_the_documented_seeds(void **state) {
+    sched_bench_pct_out out;
+    (void)state;
+    runs = 0;
+    refuse_run = 0;
+    assert_int_equal(sched_bench_pct(2, 2, 5, 1000, &out), 0);
+    assert_int_equal(runs, 105);
+    for (uint64_t i = 0; i < 100; i++) assert_int_equal(seen_seed[i], 1005 + i);
+    for (uint64_t i = 0; i < 5; i++) assert_int_equal(seen_seed[100 + i], 1000 + i);
 }
 
 static void pct_fails_when_a_probe_run_fails(void **state) {
@@ -101,6 +118,7 @@ static void pct_fails_when_a_counted_run_fails(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_raw_rate_is_the_switches_made_per_second),
+        cmocka_unit_test(pct_runs_the_documented_seeds),
         cmocka_unit_test(pct_fails_when_a_probe_run_fails),
         cmocka_unit_test(pct_fails_when_a_counted_run_fails),
     };

@@ -802,6 +802,57 @@ static void por_a_read_then_write_is_a_write(void **state) {
     }
 }
 
+/* Objects first touched after a node are numbered in touch order, so one
+ * object may have different numbers in two runs through the node: a
+ * sleeping step's key at or above the node's `fresh` meets every such key.
+ * A reads p (and exits a step later, so its exit's key is not in that
+ * step); B reads q, then a step later writes p.  Explored A first, p is the
+ * node's first new object; in the branch where B goes first, q takes that
+ * number and p the next one.  A sleeps there, and B's write of p must still
+ * wake it: 2 traces (A's read before B's write or after), by hand at every
+ * bound.  Were only the keys above `fresh` taken as unknown, A's key
+ * (exactly `fresh`) would meet B's write of p only by number, and at bound
+ * 1 the branch would end with A asleep: 1 trace. */
+typedef struct late_objects {
+    uint32_t p, q;
+    bool a_after_write;
+    bool written;
+} late_objects;
+
+static void lo_a(void *arg) {
+    late_objects *l = (late_objects *)arg;
+    rt_yield();
+    rt_access(&l->p, RT_READ);
+    l->a_after_write = l->written;
+    rt_yield(); /* A's exit is a step of its own */
+}
+static void lo_b(void *arg) {
+    late_objects *l = (late_objects *)arg;
+    rt_yield();
+    rt_access(&l->q, RT_READ);
+    rt_yield();
+    rt_access(&l->p, RT_WRITE);
+    l->written = true;
+}
+static void lo_main(void *arg) {
+    (void)rt_spawn("a", lo_a, arg, false);
+    (void)rt_spawn("b", lo_b, arg, false);
+}
+static void lo_reset(void *arg) { memset(arg, 0, sizeof(late_objects)); }
+static bool lo_a_after(void *arg) { return ((late_objects *)arg)->a_after_write; }
+
+static void por_wakes_a_sleeper_on_an_object_numbered_otherwise(void **state) {
+    late_objects l;
+    unsigned b;
+    (void)state;
+    for (b = 0; b <= 2; b++) {
+        por_stats st = explore_por(b, true, lo_main, &l, lo_reset, lo_a_after);
+        assert_true(st.complete);
+        assert_int_equal(st.traces, 2);
+        assert_true(st.failures > 0); /* A reading after B's write is among them */
+    }
+}
+
 /* A search whose runs may end the process. */
 static por_stats explore_ending(unsigned bound, bool por, rt_thread_fn fn, void *arg, void (*reset)(void *),
                                 bool (*check)(void *)) {
@@ -1349,6 +1400,7 @@ int main(void) {
         cmocka_unit_test(por_finds_every_failure_the_full_search_finds),
         cmocka_unit_test(por_keeps_distinct_traces),
         cmocka_unit_test(por_a_read_then_write_is_a_write),
+        cmocka_unit_test(por_wakes_a_sleeper_on_an_object_numbered_otherwise),
         cmocka_unit_test(por_runs_the_thread_an_ending_step_cuts_off),
         cmocka_unit_test(por_holds_64_threads),
         cmocka_unit_test(por_counts_each_race_once),
