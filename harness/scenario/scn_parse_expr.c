@@ -97,13 +97,20 @@ static bool parse_term(scn_parser *p, scn_term *term) {
                          t->text);
 }
 
+/* Where an expectation is located (the cold-pool note points there): at
+ * its first word after `expect`, the comparison's or a short form's
+ * (`entry`, `unhealed`, `severed`), or at the line's end when it has none. */
+static int expr_col(const scn_parser *p) {
+    return p->pos < p->ln->ntok ? p->ln->tok[p->pos].col : p->ln->end_col;
+}
+
 bool scn_parse_expr(scn_parser *p, scn_expr *e) {
     static const char *const ops[] = {"==", "!=", "<", "<=", ">", ">="};
     int first = p->pos, i;
     const scn_tok *t = NULL;
     memset(e, 0, sizeof *e);
     e->line = p->ln->line;
-    e->col = (p->pos < p->ln->ntok) ? p->ln->tok[p->pos].col : p->ln->end_col;
+    e->col = expr_col(p);
     if (!parse_term(p, &e->lhs)) return false;
     t = peek(p);
     if (!t || t->kind != SCN_TOK_PUNCT)
@@ -128,6 +135,7 @@ bool scn_parse_expr(scn_parser *p, scn_expr *e) {
 bool scn_parse_expect(scn_parser *p) {
     scn_scenario *s = p->s;
     scn_expr e;
+    const int col = expr_col(p);
     if (accept_kw(p, "fail_fast") || accept_kw(p, "deadlock") || peek_kw(p, "misuse")) {
         const scn_tok *kw = &p->ln->tok[p->pos - 1];
         scn_outcome o;
@@ -180,7 +188,7 @@ bool scn_parse_expect(scn_parser *p) {
         if (!scn_expect_end(p)) return false;
         memset(&e, 0, sizeof e);
         e.line = p->ln->line;
-        e.col = p->ln->tok[0].col;
+        e.col = col;
         e.lhs.kind = SCN_TERM_FIELD;
         e.lhs.pool = pool;
         e.lhs.field = SCN_FIELD_EXISTS;
@@ -193,7 +201,7 @@ bool scn_parse_expect(scn_parser *p) {
         if (!scn_expect_end(p)) return false;
         memset(&e, 0, sizeof e);
         e.line = p->ln->line;
-        e.col = p->ln->tok[0].col;
+        e.col = col;
         e.lhs.kind = SCN_TERM_FIELD;
         e.lhs.pool = pool;
         e.lhs.field = SCN_FIELD_UNHEALED;
@@ -208,7 +216,7 @@ bool scn_parse_expect(scn_parser *p) {
         if (!scn_expect_end(p)) return false;
         memset(&e, 0, sizeof e);
         e.line = p->ln->line;
-        e.col = p->ln->tok[0].col;
+        e.col = col;
         e.lhs.kind = SCN_TERM_SEVERED;
         e.lhs.pool = pool;
         e.rhs.kind = SCN_TERM_NUMBER;

@@ -841,9 +841,30 @@ static void a_severed_pool_on_the_right_draws_the_cold_pool_note(void **state) {
     scn_free(s);
 }
 
+/* A short form is located as a comparison is, at its first word after
+ * `expect`: the note of `expect severed P` points at `severed`. */
+static void a_short_form_is_located_at_its_first_word(void **state) {
+    static const char text[] =
+        "# purpose: the short form's column\n"
+        "pool P private max 2\n"
+        "work W on P\n"
+        "thread A\n  submit W\nend\n"
+        "expect   severed P\n";
+    scn_error e;
+    scn_scenario *s = parse(text, &e);
+    (void)state;
+    if (!s) fail_msg("%d:%d: %s", e.line, e.col, e.msg);
+    if (!strstr(s->note, "pool P has no start-delay")) fail_msg("note: '%s'", s->note);
+    assert_int_equal(s->note_line, 7);
+    assert_int_equal(s->note_col, 10);
+    assert_int_equal(s->expects[0].col, 10);
+    scn_free(s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parses_requirements),
+        cmocka_unit_test(a_short_form_is_located_at_its_first_word),
         cmocka_unit_test(parses_every_construct),
         cmocka_unit_test(keywords_accept_dash_or_underscore),
         cmocka_unit_test(same_text_same_hash_other_text_other_hash),
