@@ -122,7 +122,16 @@ static void plat_thread_exit(void) { pthread_exit(NULL); }
 #endif
 
 /* rt_lock / rt_waitq carry the platform objects in place. */
-_Static_assert(sizeof(plat_mutex) <= sizeof(((rt_lock *)0)->word), "rt_lock too small for the native mutex");
+/* An rt_lock's mutex and, beside it, the thread holding it: releasing a
+ * lock the caller does not hold, or waiting on one, is the misuse the
+ * controlled scheduler reports, and pthread's default mutex lets both pass
+ * silently (a condition wait on a mutex nobody holds can lose its wake-up),
+ * so a native run aborts on them, naming which. */
+typedef struct native_lock {
+    plat_mutex m;
+    const void *owner; /* a holder's thread_token(); NULL: free (all-zero) */
+} native_lock;
+_Static_assert(sizeof(native_lock) <= sizeof(((rt_lock *)0)->word), "rt_lock too small for the native mutex");
 _Static_assert(sizeof(plat_cond) <= sizeof(rt_waitq), "rt_waitq too small for the native condvar");
 
 /* ---- draws for rt_choose and the noise -------------------------------------- */
@@ -341,15 +350,32 @@ static uint32_t n_thread_id(void) { return self ? self->id : 0; }
 static const char *n_thread_name(void) { return self ? self->name : "driver"; }
 static void n_yield(void) { noise(); }
 
+/* A value no other live thread has: the address of a thread-local. */
+static RT_TLS char token_byte;
+static const void *thread_token(void) { return &token_byte; }
+
+static native_lock *native_lock_of(rt_lock *l) { return (native_lock *)(void *)l->word; }
+
+static void must_hold(const native_lock *nl, const char *call) {
+    if (nl->owner != thread_token()) {
+        fprintf(stderr, "rt_native: %s of a lock this thread does not hold\n", call);
+        abort();
+    }
+}
+
 static void n_lock_acquire(rt_lock *l) {
     noise();
-    plat_mutex *m = (plat_mutex *)(void *)l->word;
-    while (!plat_lock_slice(m)) exit_if_ended();
+    native_lock *nl = native_lock_of(l);
+    while (!plat_lock_slice(&nl->m)) exit_if_ended();
+    nl->owner = thread_token();
     if (self) self->held++;
 }
 
 static void n_lock_release(rt_lock *l) {
-    plat_unlock((plat_mutex *)(void *)l->word);
+    native_lock *nl = native_lock_of(l);
+    must_hold(nl, "rt_lock_release");
+    nl->owner = NULL;
+    plat_unlock(&nl->m);
     if (self && self->held > 0) self->held--;
     noise();
 }
@@ -357,9 +383,10 @@ static void n_lock_release(rt_lock *l) {
 /* In rt_wait of an ended run: give the wait's lock back and exit when it is
  * the only one held; otherwise keep waiting (the thread is stuck like any
  * thread of a dead process). */
-static void exit_from_wait_if_ended(plat_mutex *m) {
+static void exit_from_wait_if_ended(native_lock *nl) {
     if (self && ended_now() && self->held == 1) {
-        plat_unlock(m);
+        nl->owner = NULL;
+        plat_unlock(&nl->m);
         self->held = 0;
         exit_if_ended();
     }
@@ -371,7 +398,8 @@ static bool n_wait(rt_waitq *q, rt_lock *l, uint64_t deadline, const char *what)
     (void)what;
     noise();
     plat_cond *c = (plat_cond *)(void *)q->word;
-    plat_mutex *m = (plat_mutex *)(void *)l->word;
+    native_lock *nl = native_lock_of(l);
+    must_hold(nl, "rt_wait");
     for (;;) {
         uint64_t slice = SLICE_NS;
         if (deadline != RT_FOREVER) {
@@ -380,8 +408,10 @@ static bool n_wait(rt_waitq *q, rt_lock *l, uint64_t deadline, const char *what)
             uint64_t left_ns = (deadline - now) * 100u;
             if (left_ns < slice) slice = left_ns;
         }
-        bool woken = plat_cond_wait_slice(c, m, slice);
-        exit_from_wait_if_ended(m);
+        nl->owner = NULL; /* the wait gives the mutex up, and has it again after */
+        bool woken = plat_cond_wait_slice(c, &nl->m, slice);
+        nl->owner = thread_token();
+        exit_from_wait_if_ended(nl);
         /* A slice that ends before the deadline returns as a spurious
          * wake-up (allowed by rt.h): the caller re-checks its condition.
          * Without it, a TSan run hung in the sim's teardown with the timer
