@@ -121,8 +121,8 @@ static void plat_os_yield(void) { sched_yield(); }
 static void plat_thread_exit(void) { pthread_exit(NULL); }
 #endif
 
-/* rt_lock / rt_waitq carry the platform objects in place. */
-/* An rt_lock's mutex and, beside it, the thread holding it: releasing a
+/* rt_lock / rt_waitq carry the platform objects in place: an rt_lock its
+ * mutex and, beside it, the thread holding it.  Releasing a
  * lock the caller does not hold, or waiting on one, is the misuse the
  * controlled scheduler reports, and pthread's default mutex lets both pass
  * silently (a condition wait on a mutex nobody holds can lose its wake-up),
