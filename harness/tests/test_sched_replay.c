@@ -289,15 +289,16 @@ static void trailing_line_ends_are_ignored(void **state) {
     sched_result_free(&ra);
 }
 
-/* The choice hash covers each rt_choose's width as well as its value: the
- * same value drawn from rt_choose(5) and from rt_choose(2^31 + 5) (or
- * 2^30 + 5) are different choice streams. */
+/* One rt_choose(choose_width), its value kept in chose. */
 static uint32_t chose, choose_width;
 static void choose_of_width(void *p) {
     (void)p;
     chose = rt_choose(choose_width);
 }
 
+/* The choice hash covers each rt_choose's width as well as its value: the
+ * same value drawn from rt_choose(5) and from rt_choose(2^31 + 5) (or
+ * 2^30 + 5) are different choice streams. */
 static void the_choice_hash_covers_every_bit_of_the_width(void **state) {
     static const uint32_t widths[] = {5u, 0x80000005u, 0x40000005u};
     uint64_t hashes[3];
@@ -321,24 +322,20 @@ static void the_choice_hash_covers_every_bit_of_the_width(void **state) {
 
 /* A recorded rt_choose value at or past the call's bound is a divergence,
  * never a value handed to the program. */
-static void choose_once(void *p) {
-    (void)p;
-    chose = rt_choose(3);
-}
-
 static void replay_of_an_out_of_range_choice_diverges(void **state) {
     sched_options o;
     sched_result r;
     (void)state;
     sched_options_default(&o);
     o.schedule = "T1:=1";
+    choose_width = 3;
     chose = 99;
-    assert_int_equal(sched_run(&o, choose_once, NULL, &r), 0);
+    assert_int_equal(sched_run(&o, choose_of_width, NULL, &r), 0);
     assert_int_equal(r.status, SCHED_OK);
     assert_int_equal(chose, 1);
     sched_result_free(&r);
     o.schedule = "T1:=5";
-    sched_run(&o, choose_once, NULL, &r);
+    sched_run(&o, choose_of_width, NULL, &r);
     assert_int_equal(r.status, SCHED_REPLAY_DIVERGED);
     assert_non_null(strstr(r.reason, "recorded rt_choose value 5 is out of range for rt_choose(3)"));
     sched_result_free(&r);
@@ -366,8 +363,9 @@ static void replay_of_the_other_kind_of_item_diverges(void **state) {
                                   "the program is at a thread choice (runnable: 1 2)");
     sched_result_free(&r);
     o.schedule = "T1:1";
+    choose_width = 3;
     chose = 99;
-    sched_run(&o, choose_once, NULL, &r);
+    sched_run(&o, choose_of_width, NULL, &r);
     assert_int_equal(r.status, SCHED_REPLAY_DIVERGED);
     assert_string_equal(r.reason, "replay diverged at item 1 of the schedule: recorded a pick of thread 1, "
                                   "the program calls rt_choose(3) (runnable: 1)");
