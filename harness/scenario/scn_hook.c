@@ -58,15 +58,62 @@ static ev_info event_info(const char *ev) {
 
 static bool hold_matches_pool(int want, int pool) { return want < 0 || want == pool; }
 
+static void observe_point(run_state *run, int point) {
+    if (point >= 0 && (size_t)point < run->npoints) run->observed[point] = true;
+}
+
+static void observe_expr(run_state *run, const scn_expr *e) {
+    if (e->lhs.kind == SCN_TERM_COUNT) observe_point(run, e->lhs.event);
+    if (e->rhs.kind == SCN_TERM_COUNT) observe_point(run, e->rhs.event);
+}
+
+static void observe_block(run_state *run, const scn_block *b) {
+    size_t i;
+    for (i = 0; i < b->n; i++) {
+        const scn_op *op = &b->ops[i];
+        if (op->kind == SCN_OP_AWAIT) observe_point(run, op->point);
+        if (op->kind == SCN_OP_ASSERT && op->expr) observe_expr(run, op->expr);
+        if (op->kind == SCN_OP_REPEAT && op->body) observe_block(run, op->body);
+    }
+}
+
+void scn_hook_observe(run_state *run) {
+    const scn_scenario *s = run->s;
+    static const char *const builtin[] = {"cancelled", "repair-started", "healer-started"}; /* the oracles' own */
+    size_t i;
+    for (i = 0; i < sizeof builtin / sizeof *builtin; i++) observe_point(run, scn_trace_point_find(builtin[i]));
+    for (i = 0; i < s->nexpects; i++) observe_expr(run, &s->expects[i]);
+    for (i = 0; i < s->norders; i++) {
+        observe_point(run, s->orders[i].first);
+        observe_point(run, s->orders[i].then);
+    }
+    for (i = 0; i < s->nholds; i++) {
+        observe_point(run, s->holds[i].point);
+        if (s->holds[i].release == SCN_HOLD_UNTIL) observe_point(run, s->holds[i].until_point);
+    }
+    for (i = 0; i < s->nrequires; i++) {
+        const scn_require *r = &s->requires[i];
+        if (r->kind == SCN_REQ_TRACE || r->kind == SCN_REQ_HOLD) observe_point(run, r->point);
+        if (r->kind == SCN_REQ_EXPR) observe_expr(run, &r->expr);
+    }
+    for (i = 0; i < s->nthreads; i++) observe_block(run, &s->threads[i].body);
+    for (i = 0; i < s->ncallbacks; i++) observe_block(run, &s->callbacks[i].body);
+}
+
 void scn_hook_record(const tph_trace_record *rec, void *ctx) {
     run_state *run = (run_state *)ctx;
     int pt, pool = -1;
     size_t i;
     ev_info ei;
     scn_pool_announce_note(rec->target, rec->event, rec->a, rec->b);
-    rt_lock_acquire(&run->lock);
+    /* Most records only feed the tail a report prints and a count nobody
+     * reads: a diagnostic section, which the bounded search need not order.
+     * A record some verdict reads (scn_hook_observe), or a swallowed tick,
+     * is an ordinary one. */
+    rt_lock_acquire_diagnostic(&run->lock);
     ei = event_info(rec->event);
     pt = ei.point;
+    if ((pt >= 0 && run->observed[pt]) || ei.special != EV_PLAIN) rt_lock_observed(&run->lock);
     if (pt >= 0 && scn_trace_point_has_pool(pt)) pool = scn_run_pool_index(run, (uintptr_t)rec->a);
     {
         tail_rec *t = &run->tail[run->tail_n % TRACE_TAIL];

@@ -181,13 +181,15 @@ static bool alloc_state(run_state *run, const scn_scenario *s) {
     run->holds = calloc(s->nholds ? s->nholds : 1, sizeof *run->holds);
     run->label_time = calloc(s->nlabels ? s->nlabels : 1, sizeof *run->label_time);
     run->counts = calloc(run->npoints * (s->npools + 1), sizeof *run->counts);
+    run->observed = calloc(run->npoints, sizeof *run->observed);
+    if (run->observed) scn_hook_observe(run);
     run->awaiting = calloc(run->npoints * (s->npools + 1), sizeof *run->awaiting);
     run->order_broken = calloc(s->norders ? s->norders : 1, sizeof *run->order_broken);
     run->healer_key = kept_healer_key;
     run->healer_key_known = kept_healer_key_known;
     scn_reach_begin(&run->reach, s);
     return run->order_broken && run->pools && run->keys && run->objs && run->holds && run->label_time && run->counts &&
-           run->awaiting;
+           run->awaiting && run->observed;
 }
 
 /* Frees what alloc_state made, and the run itself. */
@@ -200,6 +202,7 @@ static void free_state(run_state *run) {
     free(run->holds);
     free(run->label_time);
     free(run->counts);
+    free(run->observed);
     free(run->awaiting);
     free(run->order_broken);
     scn_text_free(&run->fail);
@@ -279,6 +282,10 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
         so.seed = o->seed;
         so.strategy = o->strategy;
         so.dfs = o->dfs;
+        /* The bounded search explores idle time: its clock reads commute
+         * with the steps around them, so the reduction can prune them
+         * (harness/sched/README.md, "Time"). */
+        if (o->strategy == SCHED_STRATEGY_DFS) so.time = SCHED_TIME_IDLE;
         if (o->depth) so.pct_depth = o->depth;
         so.pct_steps = o->pct_steps;
         so.schedule = o->schedule;

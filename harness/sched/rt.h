@@ -60,6 +60,19 @@ void rt_access(const volatile void *obj, rt_access_kind);
 
 void rt_lock_acquire(rt_lock *);
 void rt_lock_release(rt_lock *);
+/* Takes `lock` for a section that writes only diagnostics -- state no
+ * verdict reads: the core's trace ring, the tail a report prints.  The same
+ * scheduling point as rt_lock_acquire, so no schedule changes; the bounded
+ * search's reduction counts the section as touching no object, so two such
+ * sections commute (harness/sched/README.md, "Dependency").  That holds only
+ * if nobody can see the lock held: under the controlled scheduler a
+ * scheduling point inside the section ends the run as misuse.  A section
+ * that finds it must write observed state after all calls rt_lock_observed
+ * before doing so.  Released with rt_lock_release. */
+void rt_lock_acquire_diagnostic(rt_lock *);
+/* The diagnostic section the caller holds on `lock` is an ordinary one from
+ * here: its step touches the lock, and it may wait or wake. */
+void rt_lock_observed(rt_lock *);
 /* Marks a lock that orders the harness's own state only -- the model's lock,
  * the scenario runner's -- and is no synchronisation of the code under test:
  * under the race detector (TPHEAL_TSAN, controlled runs) taking, releasing or

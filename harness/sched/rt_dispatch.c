@@ -20,6 +20,8 @@ const char *rt_thread_name(void) { return OPS->thread_name(); }
 void rt_yield(void) { OPS->yield(); }
 void rt_lock_acquire(rt_lock *l) { OPS->lock_acquire(l); }
 void rt_lock_release(rt_lock *l) { OPS->lock_release(l); }
+void rt_lock_acquire_diagnostic(rt_lock *l) { OPS->lock_acquire_diagnostic(l); }
+void rt_lock_observed(rt_lock *l) { OPS->lock_observed(l); }
 void rt_lock_harness_only(rt_lock *l) { l->race_kind = RT_LOCK_HARNESS; }
 void rt_lock_unordered(rt_lock *l) { l->race_kind = RT_LOCK_UNORDERED; }
 bool rt_wait(rt_waitq *q, rt_lock *l, uint64_t deadline, const char *what) {

@@ -22,6 +22,8 @@ typedef struct rt_ops {
     uint32_t (*choose)(uint32_t n);
     void (*end_process)(const char *reason); /* must not return */
     void (*access)(const volatile void *obj, rt_access_kind);
+    void (*lock_acquire_diagnostic)(rt_lock *);
+    void (*lock_observed)(rt_lock *);
 } rt_ops;
 
 /* Installed by the run driver before the run's first thread starts; NULL

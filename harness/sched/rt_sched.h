@@ -50,6 +50,21 @@ int sched_strategy_find(const char *name);
 
 struct sched_dfs;
 
+/* How virtual time moves (README.md, "Time").
+ *   SCHED_TIME_STEPS  each scheduling point adds 1 us, so a busy thread moves
+ *                     the clock and a deadline can come due between any two
+ *                     steps.  The random walk and PCT run on it.
+ *   SCHED_TIME_IDLE   the clock stands still while any thread can run and
+ *                     jumps to the earliest deadline when none can -- or when
+ *                     SCHED_IDLE_BUSY_POINTS points have passed since the last
+ *                     jump with a deadline pending, so a thread that never
+ *                     waits cannot stop time for a sleeper.  Every step between
+ *                     two jumps reads the same time, so a clock read commutes
+ *                     with them: what the bounded search's reduction needs
+ *                     (sched_dfs.h).  Its schedules start "T1/idle:". */
+typedef enum sched_time_model { SCHED_TIME_STEPS = 0, SCHED_TIME_IDLE = 1 } sched_time_model;
+#define SCHED_IDLE_BUSY_POINTS 10000u
+
 /* PCT's k when sched_options.pct_steps is 0. */
 #define SCHED_PCT_DEFAULT_STEPS 200u
 
@@ -67,6 +82,7 @@ typedef struct sched_options {
     const char *schedule;         /* replay string from sched_result.schedule; NULL = seed */
     size_t stack_size;            /* per fiber; default 64 KiB (rounded up to pages) */
     struct sched_dfs *dfs;        /* SCHED_STRATEGY_DFS: the search this run belongs to */
+    sched_time_model time;        /* default SCHED_TIME_STEPS; a schedule's own header wins */
 } sched_options;
 
 void sched_options_default(sched_options *);

@@ -157,7 +157,7 @@ int sched_run(const sched_options *opt, rt_thread_fn main_fn, void *arg, sched_r
     s->opt = *opt;
     normalize(&s->opt);
     if (opt->schedule) {
-        if (sched_schedule_parse(opt->schedule, &s->replay, &s->nreplay, out->reason,
+        if (sched_schedule_parse(opt->schedule, &s->replay, &s->nreplay, &s->opt.time, out->reason,
                                  sizeof out->reason) != 0) {
             out->status = SCHED_MISUSE;
             destroy(s);
@@ -169,6 +169,7 @@ int sched_run(const sched_options *opt, rt_thread_fn main_fn, void *arg, sched_r
     s->gen = generation;
     pcg32_seed(&s->rng, s->opt.seed, SCHED_PCG_STREAM);
     s->next_deadline = RT_FOREVER;
+    s->step_time = s->opt.time == SCHED_TIME_IDLE ? 0 : SCHED_STEP_TIME;
     s->strategy = sched_strategy_for(s->opt.strategy);
     s->strategy->run_start(s);
     sched_record_start(s);

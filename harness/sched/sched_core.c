@@ -106,6 +106,10 @@ static void advance_to_deadline(sched *s) {
     for (i = 0; i < s->ntimed; i++)
         if (s->timed[i]->deadline < earliest) earliest = s->timed[i]->deadline;
     if (earliest > s->now) s->now = earliest;
+    if (!s->step_time) {
+        s->steps_at_jump = s->steps;
+        if (s->por) sched_por_time_jump(s);
+    }
     fire_due(s);
     /* The earliest deadline has come, so someone woke: if not, the timed
      * set is corrupt and looping here would hang the whole harness. */
@@ -116,6 +120,7 @@ static void advance_to_deadline(sched *s) {
 static rt_thread *pick_next(sched *s) {
     rt_thread *t;
     if (s->por) sched_por_point(s);
+    if (!s->step_time && s->ntimed && s->steps - s->steps_at_jump >= SCHED_IDLE_BUSY_POINTS) advance_to_deadline(s);
     while (s->nrunnable == 0) advance_to_deadline(s);
     if (s->nrunnable == 1) return s->runnable[0];
     s->choice_points++;
@@ -144,7 +149,13 @@ static void reclaim_dead(sched *s) {
 
 void sched_reschedule(sched *s) {
     rt_thread *cur = s->current;
-    rt_thread *next = pick_next(s);
+    rt_thread *next;
+    /* Another thread could find the lock held: a dependency the reduction
+     * was told is not there (rt_lock_acquire_diagnostic). */
+    if (cur->diagnostic_held)
+        sched_end(s, SCHED_MISUSE, "misuse: a scheduling point inside a diagnostic section by thread %" PRIu32 " \"%s\"",
+                  cur->id, cur->name);
+    next = pick_next(s);
     if (next == cur) return;
     note_switch(s, next);
     sched_fiber_switch(&cur->fiber, &next->fiber);
@@ -241,7 +252,7 @@ void sched_end(sched *s, sched_status status, const char *fmt, ...) {
         uint32_t i;
         for (i = 0; i < s->nthreads; i++)
             if (s->threads[i] != s->current && s->threads[i]->state != TS_FINISHED) {
-                sched_por_clock(s);
+                sched_por_all(s);
                 break;
             }
         s->por = false;

@@ -58,6 +58,7 @@ struct rt_thread {
      * ignore regions open on this fiber, and whether the spawn gave this
      * thread an edge from its spawner. */
     uint32_t quiet_held;
+    uint32_t diagnostic_held; /* diagnostic sections it is in: no point allowed */
     uint32_t tsan_ignores;
     bool spawn_edge;
 };
@@ -71,6 +72,7 @@ typedef struct sched_lock {
     rt_thread *head, *tail;
     uintptr_t gen;
     uintptr_t id;
+    bool diagnostic; /* its holder took it with rt_lock_acquire_diagnostic */
 } sched_lock;
 typedef struct sched_waitq {
     rt_thread *head, *tail;
@@ -123,6 +125,8 @@ typedef struct sched {
     uintptr_t nlocks, nqueues;
 
     uint64_t now, steps, choice_points, switches, choices;
+    uint64_t step_time;     /* what a point adds to now: SCHED_STEP_TIME, 0 on idle time */
+    uint64_t steps_at_jump; /* idle time: steps when the clock last jumped */
     uint64_t ihash, chash;
 
     sched_fiber main;
@@ -170,7 +174,7 @@ void sched_fail_oom(sched *);
 /* sched_sync.c */
 sched_lock *sched_lock_of(sched *, rt_lock *);
 sched_waitq *sched_waitq_of(sched *, rt_waitq *);
-void sched_lock_take(sched *, sched_lock *);
+void sched_lock_take(sched *, sched_lock *, bool diagnostic);
 void sched_lock_give(sched *, sched_lock *);
 void sched_q_remove(rt_thread **head, rt_thread **tail, rt_thread *);
 void sched_q_push_back(rt_thread **head, rt_thread **tail, rt_thread *);
@@ -181,7 +185,8 @@ void sched_record_start(sched *);
 void sched_record_pick_slow(sched *, uint32_t id);
 void sched_record_choose(sched *, uint32_t value);
 char *sched_record_finish(sched *);
-int sched_schedule_parse(const char *text, sched_item **items, size_t *n, char *err, size_t errlen);
+int sched_schedule_parse(const char *text, sched_item **items, size_t *n, sched_time_model *time, char *err,
+                         size_t errlen);
 rt_thread *sched_replay_pick(sched *);
 uint32_t sched_replay_choose(sched *, uint32_t n);
 
@@ -192,7 +197,9 @@ char *sched_blocked_report(sched *);
  * what a thread does from one scheduling point to its next; these say what
  * the running step touches (docs in harness/sched/README.md, "Dependency"). */
 void sched_por_touch(sched *, uintptr_t key, bool write);
-void sched_por_clock(sched *);           /* the step read or moved virtual time */
+void sched_por_clock(sched *);           /* the step read or moved virtual time (step time only) */
+void sched_por_all(sched *);             /* the step is dependent with every step */
+void sched_por_time_jump(sched *);       /* idle time: the clock jumps, a barrier */
 void sched_por_point(sched *);           /* a point: the running step ends */
 void sched_por_spawned(sched *, rt_thread *); /* the running step spawned it */
 void sched_por_end(sched *);             /* the run ends: the last step, and who never ran again */
@@ -205,7 +212,7 @@ static inline void sched_touch(sched *s, const void *obj, bool write) {
  * point and the common case is two increments and a compare. */
 static inline void sched_tick(sched *s) {
     s->steps++;
-    s->now += SCHED_STEP_TIME;
+    s->now += s->step_time;
     if (s->steps > s->opt.max_steps || s->now >= s->next_deadline ||
         s->now > s->opt.max_virtual_time)
         sched_tick_slow(s);

@@ -59,7 +59,7 @@ static void op_yield(void) {
     sched_tsan_quiet_end(me);
 }
 
-static void op_lock_acquire(rt_lock *l) {
+static void lock_acquire(rt_lock *l, bool diagnostic) {
     sched *s = sched_current;
     rt_thread *me = s->current;
     sched_lock *sl;
@@ -70,7 +70,8 @@ static void op_lock_acquire(rt_lock *l) {
     /* The point comes before the acquisition: who gets a contended lock
      * first is exactly what the strategy must be able to vary. */
     sched_reschedule(s);
-    sched_lock_take(s, sl);
+    sched_lock_take(s, sl, diagnostic);
+    if (diagnostic) me->diagnostic_held++;
     if (l->race_kind == RT_LOCK_HARNESS) {
         /* The holder's own accesses are the harness's (sched_tsan.h). */
         if (me->quiet_held++ == 0) sched_tsan_quiet_begin(me);
@@ -78,6 +79,22 @@ static void op_lock_acquire(rt_lock *l) {
         sched_hb_acquire(l);
     }
     sched_tsan_quiet_end(me);
+}
+
+static void op_lock_acquire(rt_lock *l) { lock_acquire(l, false); }
+static void op_lock_acquire_diagnostic(rt_lock *l) { lock_acquire(l, true); }
+
+/* Not a point: the section's step so far is the one that took the lock, so
+ * touching it now is touching it there. */
+static void op_lock_observed(rt_lock *l) {
+    sched *s = sched_current;
+    rt_thread *me = s->current;
+    sched_lock *sl = sched_lock_of(s, l);
+    if (sl->owner != me) misuse(s, "rt_lock_observed of a lock not held", sl->id);
+    if (!sl->diagnostic) return;
+    sl->diagnostic = false;
+    me->diagnostic_held--;
+    sched_touch(s, sl, true);
 }
 
 static void op_lock_release(rt_lock *l) {
@@ -88,6 +105,7 @@ static void op_lock_release(rt_lock *l) {
     sched_tick(s);
     sl = sched_lock_of(s, l);
     if (sl->owner != me) misuse(s, "rt_lock_release of a lock not held", sl->id);
+    if (sl->diagnostic) me->diagnostic_held--;
     if (l->race_kind == RT_LOCK_HARNESS) {
         if (--me->quiet_held == 0) sched_tsan_quiet_end(me);
     } else if (l->race_kind != RT_LOCK_UNORDERED) {
@@ -124,7 +142,7 @@ static bool op_wait(rt_waitq *q, rt_lock *l, uint64_t deadline, const char *what
         sched_make_blocked(s, cur, TS_WAIT);
     }
     sched_reschedule(s);
-    sched_lock_take(s, sl);
+    sched_lock_take(s, sl, false);
     if (edge) sched_hb_acquire(l);
     woken = cur->woken;
     sched_tsan_quiet_end(cur);
@@ -229,5 +247,5 @@ const rt_ops sched_controlled_ops = {
     "controlled",   op_spawn,     op_join,    op_thread_id,    op_thread_name,
     op_yield,       op_lock_acquire, op_lock_release, op_wait, op_wake_one,
     op_wake_all,    op_now,       op_sleep_until, op_choose,   op_end_process,
-    op_access,
+    op_access,      op_lock_acquire_diagnostic, op_lock_observed,
 };

@@ -2,6 +2,7 @@
  * whatever the seed-to-choice mapping becomes.  Format (README.md):
  *
  *     T1:<item>.<item>...        T1 = format version 1
+ *     T1/idle:<item>...          the same, recorded on idle time
  *     <id>          thread <id> picked at one choice point
  *     <id>*<n>      thread <id> picked at n consecutive choice points
  *     =<v>          rt_choose returned v
@@ -74,10 +75,14 @@ static void flush_pick(sched *s) {
     s->last_run = 0;
 }
 
+static const char header_steps[] = "T1:", header_idle[] = "T1/idle:";
+
 void sched_record_start(sched *s) {
-    if (reserve(s, 3)) {
-        memcpy(s->out, "T1:", 3);
-        s->outlen = 3;
+    const char *h = s->opt.time == SCHED_TIME_IDLE ? header_idle : header_steps;
+    size_t n = strlen(h);
+    if (reserve(s, n)) {
+        memcpy(s->out, h, n);
+        s->outlen = n;
     }
 }
 
@@ -133,14 +138,21 @@ static int parse_num(const char *t, size_t *i, uint64_t max, uint64_t *out) {
     return 0;
 }
 
-int sched_schedule_parse(const char *t, sched_item **items, size_t *n, char *err, size_t errlen) {
-    size_t i = 3, cap = 0, count = 0, end = strlen(t), bad_at = 0;
+int sched_schedule_parse(const char *t, sched_item **items, size_t *n, sched_time_model *time, char *err,
+                         size_t errlen) {
+    size_t i, cap = 0, count = 0, end = strlen(t), bad_at = 0;
     sched_item *v = NULL;
     while (end > 0 && (t[end - 1] == '\n' || t[end - 1] == '\r' || t[end - 1] == ' ')) end--;
     *items = NULL;
     *n = 0;
-    if (strncmp(t, "T1:", 3) != 0) {
-        snprintf(err, errlen, "schedule:1:1: expected \"T1:\" (schedule format version 1)");
+    if (strncmp(t, header_idle, sizeof header_idle - 1) == 0) {
+        i = sizeof header_idle - 1;
+        *time = SCHED_TIME_IDLE;
+    } else if (strncmp(t, header_steps, sizeof header_steps - 1) == 0) {
+        i = sizeof header_steps - 1;
+        *time = SCHED_TIME_STEPS;
+    } else {
+        snprintf(err, errlen, "schedule:1:1: expected \"T1:\" or \"T1/idle:\" (schedule format version 1)");
         return -1;
     }
     while (i < end) {

@@ -64,10 +64,10 @@ static void set_owner(sched_lock *sl, rt_thread *owner) {
  * A release wakes one waiter, which must still win the lock against threads
  * that arrive meanwhile (barging is a real interleaving); a waiter that
  * loses goes back to the head of the queue so it is not starved. */
-void sched_lock_take(sched *s, sched_lock *sl) {
+void sched_lock_take(sched *s, sched_lock *sl, bool diagnostic) {
     rt_thread *cur = s->current;
     bool first = true;
-    sched_touch(s, sl, true);
+    if (!diagnostic) sched_touch(s, sl, true);
     while (sl->owner) {
         if (first) sched_q_push_back(&sl->head, &sl->tail, cur);
         else q_push_front(&sl->head, &sl->tail, cur);
@@ -76,14 +76,16 @@ void sched_lock_take(sched *s, sched_lock *sl) {
         cur->blocked_thread = sl->owner;
         sched_make_blocked(s, cur, TS_LOCK);
         sched_reschedule(s);
-        sched_touch(s, sl, true); /* the retry is a step of its own */
+        if (!diagnostic) sched_touch(s, sl, true); /* the retry is a step of its own */
     }
     set_owner(sl, cur);
+    sl->diagnostic = diagnostic;
 }
 
 void sched_lock_give(sched *s, sched_lock *sl) {
     rt_thread *t = sl->head;
-    sched_touch(s, sl, true);
+    if (!sl->diagnostic) sched_touch(s, sl, true);
+    sl->diagnostic = false;
     set_owner(sl, NULL);
     if (t) {
         sched_q_remove(&sl->head, &sl->tail, t);

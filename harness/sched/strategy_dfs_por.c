@@ -207,10 +207,32 @@ void sched_por_spawned(sched *s, rt_thread *t) {
     d->tclock[t->id - 1][p - 1] = (uint32_t)d->nev + 1;
 }
 
-void sched_por_clock(sched *s) {
+void sched_por_all(sched *s) {
     sched_dfs *d = s->opt.dfs;
     if (d->open) ev_add_key(&d->ev[d->nev], POR_ALL, true);
     else d->pending_clock = true; /* a time jump between steps: the next one */
+}
+
+/* On idle time the clock stands still between jumps, so a clock read
+ * commutes with every step around it: nothing to record. */
+void sched_por_clock(sched *s) {
+    if (s->step_time) sched_por_all(s);
+}
+
+/* An idle-time jump comes only when no thread can run (or after a busy
+ * stretch of fixed length): every step before it is ordered before every
+ * step after, in every run through here, so it joins every thread's clock.
+ * The sleep set empties: a sleeper's step is not the step it will take
+ * after the jump. */
+void sched_por_time_jump(sched *s) {
+    sched_dfs *d = s->opt.dfs;
+    uint32_t J[POR_MAXT], t, q, nt = s->nthreads < POR_MAXT ? s->nthreads : POR_MAXT;
+    memset(J, 0, sizeof J);
+    for (t = 0; t < nt; t++)
+        for (q = 0; q < nt; q++)
+            if (d->tclock[t][q] > J[q]) J[q] = d->tclock[t][q];
+    for (t = 0; t < nt; t++) memcpy(d->tclock[t], J, sizeof J);
+    d->nsl = 0;
 }
 
 static bool entry_dependent(const por_entry *a, const por_ev *e) {

@@ -42,11 +42,13 @@ void tph_os_mutex_unlock(tph_os_mutex *m) {
 
 /* The diagnostics lock (os.h): a harness-only lock, so it gives no edge and its
  * holder's accesses are unchecked, as the trace's own; it stays a scheduling
- * point exactly where the plain mutex was, so every schedule is unchanged. */
+ * point exactly where the plain mutex was, so every schedule is unchanged.
+ * What it orders -- the trace ring, its filter -- no verdict reads, and its
+ * sections hold no scheduling point: a diagnostic section. */
 void tph_os_diag_lock(tph_os_mutex *m) {
     rt_lock *l = (rt_lock *)(void *)m->word;
     rt_lock_harness_only(l);
-    rt_lock_acquire(l);
+    rt_lock_acquire_diagnostic(l);
 }
 void tph_os_diag_unlock(tph_os_mutex *m) { rt_lock_release((rt_lock *)(void *)m->word); }
 

@@ -641,8 +641,8 @@ typedef struct por_stats {
 /* Runs the whole bounded search (plain or reduced) and counts the runs
  * whose `check` is true; `may_end`: a run may end the process (fail-fast
  * programs), which is an outcome like a normal end. */
-static por_stats explore_runs(unsigned bound, bool por, rt_thread_fn fn, void *arg, void (*reset)(void *),
-                              bool (*check)(void *), bool may_end) {
+static por_stats explore_runs_on(sched_time_model time, unsigned bound, bool por, rt_thread_fn fn, void *arg,
+                                 void (*reset)(void *), bool (*check)(void *), bool may_end) {
     por_stats st;
     sched_dfs *d = sched_dfs_new(bound);
     memset(&st, 0, sizeof st);
@@ -654,6 +654,7 @@ static por_stats explore_runs(unsigned bound, bool por, rt_thread_fn fn, void *a
         sched_options_default(&o);
         o.strategy = SCHED_STRATEGY_DFS;
         o.dfs = d;
+        o.time = time;
         if (reset) reset(arg);
         assert_int_equal(sched_run(&o, fn, arg, &r), 0);
         if (r.status != SCHED_OK && !(may_end && r.status == SCHED_PROCESS_ENDED))
@@ -669,6 +670,11 @@ static por_stats explore_runs(unsigned bound, bool por, rt_thread_fn fn, void *a
     st.nobj = d->nobj;
     sched_dfs_free(d);
     return st;
+}
+
+static por_stats explore_runs(unsigned bound, bool por, rt_thread_fn fn, void *arg, void (*reset)(void *),
+                              bool (*check)(void *), bool may_end) {
+    return explore_runs_on(SCHED_TIME_STEPS, bound, por, fn, arg, reset, check, may_end);
 }
 
 static por_stats explore_por(unsigned bound, bool por, rt_thread_fn fn, void *arg, void (*reset)(void *),
@@ -1128,6 +1134,108 @@ static void por_takes_a_timed_wait_for_dependent_on_everything(void **state) {
     }
 }
 
+/* On idle time the same program is one trace at every bound: the clock
+ * stands while A can run, so the wait's deadline reads a time A's step
+ * cannot move, and the wait touches only its lock and queue. */
+static void por_on_idle_time_a_timed_wait_commutes_with_other_objects(void **state) {
+    timed_wait t;
+    unsigned b;
+    (void)state;
+    for (b = 0; b <= 2; b++) {
+        por_stats st = explore_runs_on(SCHED_TIME_IDLE, b, true, tmw_main, &t, tmw_reset, NULL, false);
+        assert_true(st.complete);
+        assert_int_equal(st.traces, 1);
+    }
+}
+
+/* An idle-time jump is a barrier.  A writes x; B sleeps until 100, then
+ * writes x.  The clock jumps only once A has ended (nobody else can run), so
+ * B's write always follows A's: the plain search never sees B first, and the
+ * reduction runs one trace.  Were the jump not ordering the steps, B's
+ * write would race with A's and the reduction would try to reverse them:
+ * 2 traces at every bound from 1, for one behaviour. */
+typedef struct across_jump {
+    uint32_t x;
+    char first;
+} across_jump;
+static void aj_a(void *p) {
+    across_jump *j = (across_jump *)p;
+    rt_access(&j->x, RT_WRITE);
+    if (!j->first) j->first = 'a';
+}
+static void aj_b(void *p) {
+    across_jump *j = (across_jump *)p;
+    rt_sleep_until(100);
+    rt_access(&j->x, RT_WRITE);
+    if (!j->first) j->first = 'b';
+}
+static void aj_main(void *p) {
+    (void)rt_spawn("a", aj_a, p, false);
+    (void)rt_spawn("b", aj_b, p, false);
+}
+static void aj_reset(void *p) { memset(p, 0, sizeof(across_jump)); }
+static bool aj_b_first(void *p) { return ((across_jump *)p)->first == 'b'; }
+
+static void por_takes_an_idle_time_jump_for_a_barrier(void **state) {
+    across_jump j;
+    unsigned b;
+    (void)state;
+    for (b = 0; b <= 2; b++) {
+        por_stats full = explore_runs_on(SCHED_TIME_IDLE, b, false, aj_main, &j, aj_reset, aj_b_first, false);
+        por_stats red = explore_runs_on(SCHED_TIME_IDLE, b, true, aj_main, &j, aj_reset, aj_b_first, false);
+        assert_true(full.complete && red.complete);
+        assert_int_equal(full.failures, 0);
+        assert_int_equal(red.failures, 0);
+        assert_int_equal(red.traces, 1);
+    }
+}
+
+/* Diagnostic sections commute.  A and B each yield, then take L and give it
+ * back.  Taken with rt_lock_acquire the two sections race: 2 traces at
+ * every bound from 1 (the yield makes the reversal a free switch at 0 too).
+ * Taken with rt_lock_acquire_diagnostic they touch nothing: 1 trace.  A
+ * section that calls rt_lock_observed is an ordinary one again: 2. */
+typedef struct diag_sections {
+    rt_lock l;
+    int mode; /* 0 plain, 1 diagnostic, 2 diagnostic then observed */
+} diag_sections;
+static void ds_t(void *p) {
+    diag_sections *d = (diag_sections *)p;
+    rt_yield();
+    if (d->mode == 0) rt_lock_acquire(&d->l);
+    else rt_lock_acquire_diagnostic(&d->l);
+    if (d->mode == 2) rt_lock_observed(&d->l);
+    rt_lock_release(&d->l);
+}
+static void ds_main(void *p) {
+    (void)rt_spawn("a", ds_t, p, false);
+    (void)rt_spawn("b", ds_t, p, false);
+}
+static void ds_reset_plain(void *p) { memset(p, 0, sizeof(diag_sections)); }
+static void ds_reset_diag(void *p) {
+    ds_reset_plain(p);
+    ((diag_sections *)p)->mode = 1;
+}
+static void ds_reset_observed(void *p) {
+    ds_reset_plain(p);
+    ((diag_sections *)p)->mode = 2;
+}
+
+static void por_takes_diagnostic_sections_for_independent(void **state) {
+    diag_sections d;
+    unsigned b;
+    (void)state;
+    for (b = 1; b <= 2; b++) {
+        por_stats plain = explore_por(b, true, ds_main, &d, ds_reset_plain, NULL);
+        por_stats diag = explore_por(b, true, ds_main, &d, ds_reset_diag, NULL);
+        por_stats observed = explore_por(b, true, ds_main, &d, ds_reset_observed, NULL);
+        assert_true(plain.complete && diag.complete && observed.complete);
+        assert_int_equal(plain.traces, 2);
+        assert_int_equal(diag.traces, 1);
+        assert_int_equal(observed.traces, 2);
+    }
+}
+
 /* A POR node keeps its arrival sleep set and then one record per thread
  * explored from it (sched_dfs_internal.h), updated, never appended again,
  * when a later run replays the same pick: three threads of four yielding
@@ -1428,6 +1536,9 @@ int main(void) {
         cmocka_unit_test(por_finds_objects_again_after_the_table_grows),
         cmocka_unit_test(por_takes_a_step_past_its_footprint_for_dependent_on_everything),
         cmocka_unit_test(por_keeps_the_time_read_of_a_full_footprint),
+        cmocka_unit_test(por_on_idle_time_a_timed_wait_commutes_with_other_objects),
+        cmocka_unit_test(por_takes_an_idle_time_jump_for_a_barrier),
+        cmocka_unit_test(por_takes_diagnostic_sections_for_independent),
         cmocka_unit_test(por_takes_address_0_for_one_object),
         cmocka_unit_test(por_numbers_each_object_once_across_the_tables_growth),
         cmocka_unit_test(por_refuses_a_65th_thread),

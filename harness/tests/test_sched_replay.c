@@ -243,9 +243,11 @@ static void bad_schedule_strings_are_rejected_with_a_column(void **state) {
 static void the_largest_numbers_parse_exactly(void **state) {
     sched_item *items;
     size_t n;
+    sched_time_model time = SCHED_TIME_IDLE;
     char err[160];
     (void)state;
-    assert_int_equal(sched_schedule_parse("T1:=3vvvvvv.3vvvvvv*fvvvvvvvvvvvv", &items, &n, err, sizeof err), 0);
+    assert_int_equal(sched_schedule_parse("T1:=3vvvvvv.3vvvvvv*fvvvvvvvvvvvv", &items, &n, &time, err, sizeof err), 0);
+    assert_int_equal(time, SCHED_TIME_STEPS);
     assert_int_equal(n, 2);
     assert_int_equal(items[0].kind, SCHED_ITEM_CHOOSE);
     assert_int_equal(items[0].value, UINT32_MAX);

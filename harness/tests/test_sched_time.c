@@ -1,0 +1,202 @@
+/* Idle time (rt_sched.h, SCHED_TIME_IDLE): the clock stands while a thread
+ * can run, jumps to the earliest deadline when none can, and jumps anyway
+ * after SCHED_IDLE_BUSY_POINTS points with a deadline pending; a schedule
+ * recorded on it says so and replays on it whatever the options say.  And
+ * the diagnostic section (rt_lock_acquire_diagnostic): no scheduling point
+ * may fall inside one. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "test_sched_util.h"
+
+static sched_result run_on(sched_time_model time, rt_thread_fn fn, void *arg, uint64_t seed, const char *schedule) {
+    sched_options o;
+    sched_result r;
+    sched_options_default(&o);
+    o.seed = seed;
+    o.time = time;
+    o.schedule = schedule;
+    assert_int_equal(sched_run(&o, fn, arg, &r), 0);
+    return r;
+}
+
+/* main reads the clock, yields 50 times with a sleeper pending, reads it
+ * again, then sleeps until 1000 with nobody else to run. */
+typedef struct clock_reads {
+    uint64_t before, after_yields, after_sleep;
+} clock_reads;
+static void sleeper(void *p) {
+    (void)p;
+    rt_sleep_until(5000);
+}
+static void clock_main(void *p) {
+    clock_reads *c = (clock_reads *)p;
+    int i;
+    (void)rt_spawn("sleeper", sleeper, NULL, false);
+    c->before = rt_now();
+    for (i = 0; i < 50; i++) rt_yield();
+    c->after_yields = rt_now();
+    rt_sleep_until(1000);
+    c->after_sleep = rt_now();
+}
+
+static void idle_time_stands_while_a_thread_runs_and_jumps_when_none_can(void **state) {
+    clock_reads c;
+    sched_result r;
+    uint64_t seed;
+    (void)state;
+    for (seed = 0; seed < 20; seed++) {
+        memset(&c, 0, sizeof c);
+        r = run_on(SCHED_TIME_IDLE, clock_main, &c, seed, NULL);
+        assert_int_equal(r.status, SCHED_OK);
+        assert_true(c.before == 0 && c.after_yields == 0);
+        assert_true(c.after_sleep == 1000); /* the earliest deadline exactly */
+        assert_true(r.virtual_time == 5000);
+        sched_result_free(&r);
+    }
+    /* on step time the yields move the clock */
+    memset(&c, 0, sizeof c);
+    r = run_on(SCHED_TIME_STEPS, clock_main, &c, 0, NULL);
+    assert_true(c.after_yields >= c.before + 50u * 10u);
+    sched_result_free(&r);
+}
+
+/* A spinner yields until a sleeper's flag is up; nobody ever waits, so only
+ * the busy jump lets the sleeper's deadline come.  It comes after exactly
+ * SCHED_IDLE_BUSY_POINTS points since the last jump: with one choice at the
+ * spawn, the run's step count is fixed within a few points. */
+typedef struct busy {
+    volatile int flag;
+    uint64_t woke_at, steps_seen;
+} busy;
+static void busy_sleeper(void *p) {
+    busy *b = (busy *)p;
+    rt_sleep_until(20000);
+    b->woke_at = rt_now();
+    b->flag = 1;
+}
+static void busy_main(void *p) {
+    busy *b = (busy *)p;
+    (void)rt_spawn("sleeper", busy_sleeper, p, false);
+    while (!b->flag) rt_yield();
+}
+
+static void idle_time_jumps_after_a_busy_stretch(void **state) {
+    busy b;
+    sched_result r;
+    (void)state;
+    memset(&b, 0, sizeof b);
+    r = run_on(SCHED_TIME_IDLE, busy_main, &b, 7, NULL);
+    assert_int_equal(r.status, SCHED_OK);
+    assert_true(b.woke_at == 20000);
+    assert_true(r.steps >= SCHED_IDLE_BUSY_POINTS && r.steps <= SCHED_IDLE_BUSY_POINTS + 10u);
+    sched_result_free(&r);
+}
+
+/* The header names the model, and a replay runs on the schedule's model:
+ * the idle run's schedule replayed with step time in the options gives the
+ * same interleaving and the same clock. */
+static void an_idle_schedule_says_so_and_replays_on_idle_time(void **state) {
+    clock_reads c, again;
+    sched_result r, rr;
+    char *schedule;
+    (void)state;
+    memset(&c, 0, sizeof c);
+    r = run_on(SCHED_TIME_IDLE, clock_main, &c, 3, NULL);
+    assert_int_equal(strncmp(r.schedule, "T1/idle:", 8), 0);
+    schedule = r.schedule;
+    memset(&again, 0, sizeof again);
+    rr = run_on(SCHED_TIME_STEPS, clock_main, &again, 99, schedule);
+    assert_int_equal(rr.status, SCHED_OK);
+    assert_true(rr.interleaving_hash == r.interleaving_hash);
+    assert_true(rr.virtual_time == r.virtual_time);
+    assert_true(again.after_yields == 0 && again.after_sleep == 1000);
+    sched_result_free(&rr);
+    sched_result_free(&r);
+    r = run_on(SCHED_TIME_STEPS, clock_main, &c, 3, NULL);
+    assert_int_equal(strncmp(r.schedule, "T1:", 3), 0);
+    sched_result_free(&r);
+}
+
+/* ---- diagnostic sections ---- */
+
+static void yield_inside_diagnostic(void *p) {
+    rt_lock *l = (rt_lock *)p;
+    rt_lock_acquire_diagnostic(l);
+    rt_yield();
+    rt_lock_release(l);
+}
+static void wait_inside_diagnostic(void *p) {
+    rt_lock *l = (rt_lock *)p;
+    rt_waitq q;
+    memset(&q, 0, sizeof q);
+    rt_lock_acquire_diagnostic(l);
+    (void)rt_wait(&q, l, 10, "never");
+    rt_lock_release(l);
+}
+/* Observed first: an ordinary section, which may wait. */
+static void wait_after_observed(void *p) {
+    rt_lock *l = (rt_lock *)p;
+    rt_waitq q;
+    memset(&q, 0, sizeof q);
+    rt_lock_acquire_diagnostic(l);
+    rt_lock_observed(l);
+    (void)rt_wait(&q, l, 10, "timeout");
+    rt_lock_release(l);
+}
+static void nested_release(void *p) {
+    rt_lock *l = (rt_lock *)p;
+    rt_lock_acquire_diagnostic(l);
+    rt_lock_release(l);
+    rt_yield(); /* the section is over: allowed */
+}
+
+static void a_scheduling_point_inside_a_diagnostic_section_is_misuse(void **state) {
+    static const rt_thread_fn bad[] = {yield_inside_diagnostic, wait_inside_diagnostic};
+    static const rt_thread_fn good[] = {wait_after_observed, nested_release};
+    rt_lock l;
+    sched_result r;
+    size_t i;
+    (void)state;
+    for (i = 0; i < 2; i++) {
+        memset(&l, 0, sizeof l);
+        r = run_on(SCHED_TIME_STEPS, bad[i], &l, 0, NULL);
+        assert_int_equal(r.status, SCHED_MISUSE);
+        assert_non_null(strstr(r.reason, "inside a diagnostic section"));
+        sched_result_free(&r);
+        memset(&l, 0, sizeof l);
+        r = run_on(SCHED_TIME_IDLE, good[i], &l, 0, NULL);
+        assert_int_equal(r.status, SCHED_OK);
+        sched_result_free(&r);
+    }
+}
+
+static void observed_unheld(void *p) { rt_lock_observed((rt_lock *)p); }
+
+static void observing_a_lock_not_held_is_misuse(void **state) {
+    rt_lock l;
+    sched_result r;
+    (void)state;
+    memset(&l, 0, sizeof l);
+    r = run_on(SCHED_TIME_STEPS, observed_unheld, &l, 0, NULL);
+    assert_int_equal(r.status, SCHED_MISUSE);
+    assert_non_null(strstr(r.reason, "rt_lock_observed of a lock not held"));
+    sched_result_free(&r);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(idle_time_stands_while_a_thread_runs_and_jumps_when_none_can),
+        cmocka_unit_test(idle_time_jumps_after_a_busy_stretch),
+        cmocka_unit_test(an_idle_schedule_says_so_and_replays_on_idle_time),
+        cmocka_unit_test(a_scheduling_point_inside_a_diagnostic_section_is_misuse),
+        cmocka_unit_test(observing_a_lock_not_held_is_misuse),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
