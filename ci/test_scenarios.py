@@ -358,9 +358,9 @@ def test_verify_proves_the_inline_submission_window_at_one_preemption():
     """tick-races-inline-submit: the tick meets a submission between its two
     atomics only with a preemption at that one step -- about 1 random run in
     100.  The scenario is small enough for DFS at P = 1 to cover every such
-    schedule (14,882 traces, under a second): PROVEN here, and a submission
-    that counts the repair before stamping it fails the search (16 of the
-    traces report the repair overdue)."""
+    schedule (1,046 traces on idle time, under a second): PROVEN here, and a
+    submission that counts the repair before stamping it fails the search
+    (the sabotage entry `inline-count-before-stamp`)."""
     path = REPO / "scenarios" / "tick-races-inline-submit.scn"
     rc, out = run_bounded([harness(), "verify", str(path), "--preemptions", "1", "--max-runs", "100000", "--json"],
                           120, cwd=REPO)
