@@ -12,6 +12,7 @@ sched_lock *sched_lock_of(sched *s, rt_lock *l) {
     sched_lock *sl = (sched_lock *)(void *)l;
     if (sl->gen != s->gen) {
         sl->owner = sl->head = sl->tail = NULL;
+        sl->diagnostic = false;
         sl->gen = s->gen;
         sl->id = ++s->nlocks;
     }
