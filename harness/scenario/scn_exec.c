@@ -22,7 +22,10 @@ static void exec_block(exec_ctx *, const scn_block *);
  * land after the stop's end and legitimately run, and so may one still in
  * flight when the stop returns (the stop then leaves the bit clear).
  * Kept in the runner's atomics, not under the run's lock: a lock is a
- * scheduling point, and the oracle must change no schedule. */
+ * scheduling point, and the oracle must change no schedule.  Announced to
+ * the bounded search (rt_access), which must order the word's accesses: a
+ * callback's read against the stop that set the bit is the race the oracle
+ * exists to judge. */
 #define STOP_QUIET 1u
 #define STOP_ARM 2u
 
@@ -31,6 +34,7 @@ static bool is_arm(scn_op_kind kind) { return kind == SCN_OP_SUBMIT || kind == S
 static void stop_oracle_arm(run_state *run, int obj, bool begin) {
     volatile uint32_t *w = &run->objs[obj].stop_word;
     uint32_t old = SCN_ATOMIC_LOAD(w);
+    rt_access(w, RT_WRITE);
     if (begin) {
         while (!scn_atomic_cas(w, &old, (old + STOP_ARM) & ~STOP_QUIET)) {
         }
@@ -42,6 +46,7 @@ static void stop_oracle_arm(run_state *run, int obj, bool begin) {
 static void stop_oracle_stopped(run_state *run, int obj) {
     volatile uint32_t *w = &run->objs[obj].stop_word;
     uint32_t old = SCN_ATOMIC_LOAD(w);
+    rt_access(w, RT_WRITE);
     while (old < STOP_ARM && !scn_atomic_cas(w, &old, old | STOP_QUIET)) {
     }
 }
@@ -54,9 +59,13 @@ void scn_exec_callback(run_state *run, int obj) {
     const scn_obj *o = &run->s->objs[obj];
     bool after_stop;
     scn_reach_enter(&run->reach, SCN_REQ_OBJ_BASE + obj);
-    rt_lock_acquire(&run->lock);
+    /* The object's own bookkeeping, announced: callbacks of two objects
+     * commute for the bounded search (rt_lock_acquire_diagnostic). */
+    rt_lock_acquire_diagnostic(&run->lock);
+    rt_access(&run->objs[obj], RT_WRITE);
     run->objs[obj].calls++;
     if (++run->objs[obj].running > run->objs[obj].max_running) run->objs[obj].max_running = run->objs[obj].running;
+    rt_access(&run->objs[obj].stop_word, RT_READ);
     after_stop = (SCN_ATOMIC_LOAD(&run->objs[obj].stop_word) & STOP_QUIET) != 0;
     scn_tracefmt_callback_locked(run, obj, "start");
     rt_lock_release(&run->lock);
@@ -72,7 +81,8 @@ void scn_exec_callback(run_state *run, int obj) {
         c.actor = -1;
         exec_block(&c, &run->s->callbacks[o->callback].body);
     }
-    rt_lock_acquire(&run->lock);
+    rt_lock_acquire_diagnostic(&run->lock);
+    rt_access(&run->objs[obj], RT_WRITE);
     run->objs[obj].running--;
     scn_tracefmt_callback_locked(run, obj, "return");
     rt_lock_release(&run->lock);
@@ -242,7 +252,8 @@ static int exec_op(exec_ctx *c, const scn_op *op) {
     if (op->kind == SCN_OP_STOP_AND_DRAIN && e == TPH_OK) stop_oracle_stopped(run, op->obj);
     if (op->label >= 0 && rt_now() - t0 >= run->label_time[op->label]) run->label_time[op->label] = rt_now() - t0;
     if (has_result && e == TPH_OK && (op->kind == SCN_OP_SUBMIT || op->kind == SCN_OP_ARM)) {
-        rt_lock_acquire(&run->lock);
+        rt_lock_acquire_diagnostic(&run->lock);
+        rt_access(&run->objs[op->obj], RT_WRITE);
         run->objs[op->obj].arms++;
         rt_lock_release(&run->lock);
     }

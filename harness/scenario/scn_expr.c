@@ -38,6 +38,7 @@ static uint64_t term_value(run_state *run, const scn_term *t, bool *ok) {
     case SCN_TERM_CALLS: {
         uint64_t v;
         rt_lock_acquire(&run->lock);
+        rt_access(&run->objs[t->obj], RT_READ); /* written in diagnostic sections (scn_exec_callback) */
         v = run->objs[t->obj].calls;
         rt_lock_release(&run->lock);
         return v;
@@ -45,6 +46,7 @@ static uint64_t term_value(run_state *run, const scn_term *t, bool *ok) {
     case SCN_TERM_OVERLAP: {
         uint64_t v;
         rt_lock_acquire(&run->lock);
+        rt_access(&run->objs[t->obj], RT_READ);
         v = run->objs[t->obj].max_running;
         rt_lock_release(&run->lock);
         return v;

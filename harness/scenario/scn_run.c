@@ -181,13 +181,13 @@ static bool alloc_state(run_state *run, const scn_scenario *s) {
     run->holds = calloc(s->nholds ? s->nholds : 1, sizeof *run->holds);
     run->label_time = calloc(s->nlabels ? s->nlabels : 1, sizeof *run->label_time);
     run->counts = calloc(run->npoints * (s->npools + 1), sizeof *run->counts);
-    run->observed = calloc(run->npoints, sizeof *run->observed);
-    if (run->observed) scn_hook_observe(run);
     run->awaiting = calloc(run->npoints * (s->npools + 1), sizeof *run->awaiting);
     run->order_broken = calloc(s->norders ? s->norders : 1, sizeof *run->order_broken);
     run->healer_key = kept_healer_key;
     run->healer_key_known = kept_healer_key_known;
     scn_reach_begin(&run->reach, s);
+    run->observed = calloc(run->npoints, sizeof *run->observed);
+    if (run->observed) scn_hook_observe(run);
     return run->order_broken && run->pools && run->keys && run->objs && run->holds && run->label_time && run->counts &&
            run->awaiting && run->observed;
 }
@@ -202,7 +202,6 @@ static void free_state(run_state *run) {
     free(run->holds);
     free(run->label_time);
     free(run->counts);
-    free(run->observed);
     free(run->awaiting);
     free(run->order_broken);
     scn_text_free(&run->fail);
@@ -210,6 +209,7 @@ static void free_state(run_state *run) {
     scn_text_free(&run->trace_all);
     scn_text_free(&run->misuse);
     scn_text_free(&run->faults);
+    free(run->observed);
     free(run);
 }
 

@@ -61,10 +61,12 @@ void rt_access(const volatile void *obj, rt_access_kind);
 void rt_lock_acquire(rt_lock *);
 void rt_lock_release(rt_lock *);
 /* Takes `lock` for a section that writes only diagnostics -- state no
- * verdict reads: the core's trace ring, the tail a report prints.  The same
- * scheduling point as rt_lock_acquire, so no schedule changes; the bounded
- * search's reduction counts the section as touching no object, so two such
- * sections commute (harness/sched/README.md, "Dependency").  That holds only
+ * verdict reads: the core's trace ring, the tail a report prints -- and
+ * what it announces with rt_access.  The same scheduling point as
+ * rt_lock_acquire, so no schedule changes; the bounded search's reduction
+ * counts the section as touching only what it announced, so two sections
+ * that announce nothing in common commute (harness/sched/README.md,
+ * "Dependency").  That holds only
  * if nobody can see the lock held: under the controlled scheduler a
  * scheduling point inside the section ends the run as misuse.  A section
  * that finds it must write observed state after all calls rt_lock_observed
