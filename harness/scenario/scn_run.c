@@ -284,7 +284,7 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
         so.dfs = o->dfs;
         /* The bounded search explores idle time: its clock reads commute
          * with the steps around them, so the reduction can prune them
-         * (harness/sched/README.md, "Time"). */
+         * (harness/sched/README.md, "Virtual time"). */
         if (o->strategy == SCHED_STRATEGY_DFS) so.time = SCHED_TIME_IDLE;
         if (o->depth) so.pct_depth = o->depth;
         so.pct_steps = o->pct_steps;

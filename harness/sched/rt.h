@@ -66,11 +66,11 @@ void rt_lock_release(rt_lock *);
  * rt_lock_acquire, so no schedule changes; the bounded search's reduction
  * counts the section as touching only what it announced, so two sections
  * that announce nothing in common commute (harness/sched/README.md,
- * "Dependency").  That holds only
- * if nobody can see the lock held: under the controlled scheduler a
- * scheduling point inside the section ends the run as misuse.  A section
- * that finds it must write observed state after all calls rt_lock_observed
- * before doing so.  Released with rt_lock_release. */
+ * "Dependency").  That holds only if nobody can see the lock held: under
+ * the controlled scheduler a scheduling point inside the section ends the
+ * run as misuse.  A section that finds it must write observed state after
+ * all calls rt_lock_observed before doing so.  Released with
+ * rt_lock_release. */
 void rt_lock_acquire_diagnostic(rt_lock *);
 /* The diagnostic section the caller holds on `lock` is an ordinary one from
  * here: its step touches the lock, and it may wait or wake. */

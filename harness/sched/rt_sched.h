@@ -50,7 +50,7 @@ int sched_strategy_find(const char *name);
 
 struct sched_dfs;
 
-/* How virtual time moves (README.md, "Time").
+/* How virtual time moves (README.md, "Virtual time").
  *   SCHED_TIME_STEPS  each scheduling point adds 1 us, so a busy thread moves
  *                     the clock and a deadline can come due between any two
  *                     steps.  The random walk and PCT run on it.

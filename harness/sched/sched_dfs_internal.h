@@ -18,7 +18,7 @@
 #define POR_MAXT 64u
 #define POR_MAXK 8u
 #define POR_KEYS (POR_MAXK + 1u)
-#define POR_ALL 0u /* object 0: virtual time; every step reads it, a clock read writes it */
+#define POR_ALL 0u /* object 0: virtual time; every step reads it, a clock read writes it on step time */
 
 /* A step's footprint: a thread asleep at a node, or one explored there. */
 typedef struct por_entry {

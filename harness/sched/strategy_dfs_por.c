@@ -7,9 +7,11 @@
  * scheduling point to its next, and its footprint is the objects it
  * touched -- rt_lock, rt_waitq, a thread (its exit, a join of it),
  * an address announced with rt_access -- each read or written, plus object
- * POR_ALL, virtual time, read by every step and written by a step that
- * read the clock (rt_now, a sleep, a timed wait, a wake on a queue with a
- * timed waiter, a deadline firing).  Two steps are dependent when they
+ * POR_ALL, virtual time, read by every step and, on step time, written by
+ * a step that read the clock (rt_now, a sleep, a timed wait, a wake on a
+ * queue with a timed waiter, a deadline firing); on idle time the clock
+ * changes only at a jump, which orders every step before it before every
+ * step after (sched_por_time_jump).  Two steps are dependent when they
  * touch one object and one of them writes it (the table is in
  * harness/sched/README.md, "Dependency").  Happens-before is kept with
  * vector clocks; when a step races with an earlier step of another thread
@@ -222,8 +224,8 @@ void sched_por_clock(sched *s) {
 /* An idle-time jump comes only when no thread can run (or after a busy
  * stretch of fixed length): every step before it is ordered before every
  * step after, in every run through here, so it joins every thread's clock.
- * The sleep set empties: a sleeper's step is not the step it will take
- * after the jump. */
+ * The sleep set empties (conservative): the threads the jump wakes take
+ * steps no sleeper's record describes. */
 void sched_por_time_jump(sched *s) {
     sched_dfs *d = s->opt.dfs;
     uint32_t J[POR_MAXT], t, q, nt = s->nthreads < POR_MAXT ? s->nthreads : POR_MAXT;
