@@ -23,6 +23,14 @@ static scn_scenario *parse(const char *text, scn_error *e) {
     return scn_parse("t.scn", text, strlen(text), e);
 }
 
+/* Parses a text that must parse; a failure names the error's place. */
+static scn_scenario *parse_ok(const char *text) {
+    scn_error e;
+    scn_scenario *s = parse(text, &e);
+    if (!s) fail_msg("%d:%d: %s", e.line, e.col, e.msg);
+    return s;
+}
+
 static void expect_error(const char *text, int line, int col, const char *words) {
     scn_error e;
     scn_scenario *s = parse(text, &e);
@@ -74,11 +82,9 @@ static const char full[] =
     "expect fail-fast\n";
 
 static void parses_every_construct(void **state) {
-    scn_error e;
-    scn_scenario *s = parse(full, &e);
+    scn_scenario *s = parse_ok(full);
     const scn_op *ops;
     (void)state;
-    if (!s) fail_msg("%d:%d: %s", e.line, e.col, e.msg);
     assert_string_equal(s->purpose, "everything once");
     assert_true(s->fail_fast_build);
     assert_int_equal(s->settle, 12000 * SCN_MS);
@@ -356,10 +362,8 @@ static void timeout_and_forever_are_located_at_the_operation(void **state) {
 
 /* `arm R [after D] [window D]`: a periodic takes a window as a timer does */
 static void a_periodic_is_armed_with_a_window(void **state) {
-    scn_error e;
-    scn_scenario *s = parse("# purpose: x\nperiodic R period 10ms\nthread A\n  arm R after 2ms window 3ms\nend\n", &e);
+    scn_scenario *s = parse_ok("# purpose: x\nperiodic R period 10ms\nthread A\n  arm R after 2ms window 3ms\nend\n");
     (void)state;
-    if (!s) fail_msg("%d:%d: %s", e.line, e.col, e.msg);
     assert_int_equal(s->threads[0].body.ops[0].kind, SCN_OP_ARM);
     assert_int_equal(s->threads[0].body.ops[0].time, 2 * SCN_MS);
     assert_int_equal(s->threads[0].body.ops[0].window, 3 * SCN_MS);
@@ -524,15 +528,9 @@ static void result_words_fit_any_buffer(void **state) {
 
 /* `nth N` of a hold and of a fault: up to a million, inclusive. */
 static void nth_goes_up_to_a_million(void **state) {
-    scn_error e;
-    scn_scenario *s = parse("# purpose: x\nhold cancelled nth 1000000 for 1ms\nfault alloc nth 1000000\n"
-                            "thread A\n  tick\nend\n",
-                            &e);
+    scn_scenario *s = parse_ok("# purpose: x\nhold cancelled nth 1000000 for 1ms\nfault alloc nth 1000000\n"
+                               "thread A\n  tick\nend\n");
     (void)state;
-    if (!s) {
-        fail_msg("%d:%d: %s", e.line, e.col, e.msg);
-        return;
-    }
     assert_int_equal(s->holds[0].nth, 1000000);
     assert_int_equal(s->faults[0].nth, 1000000);
     scn_free(s);
@@ -763,10 +761,8 @@ static void parses_requirements(void **state) {
         "require overlap A W\n"
         "require fault pool-create\n"
         "require blocked(s) >= 1ms\n";
-    scn_error e;
-    scn_scenario *s = parse(text, &e);
+    scn_scenario *s = parse_ok(text);
     (void)state;
-    if (!s) fail_msg("%d:%d: %s", e.line, e.col, e.msg);
     assert_int_equal(s->pools[1].start_delay, 2 * SCN_MS);
     assert_int_equal(s->pools[0].start_delay, 1 * SCN_MS);
     assert_int_equal(s->nrequires, 6);
@@ -830,10 +826,8 @@ static void a_severed_pool_on_the_right_draws_the_cold_pool_note(void **state) {
         "thread A\n  submit W\nend\n"
         "expect 0 == severed(Q)\n"
         "expect 0 == severed(P)\n";
-    scn_error e;
-    scn_scenario *s = parse(text, &e);
+    scn_scenario *s = parse_ok(text);
     (void)state;
-    if (!s) fail_msg("%d:%d: %s", e.line, e.col, e.msg);
     assert_int_equal(s->expects[1].rhs.kind, SCN_TERM_SEVERED);
     if (!strstr(s->note, "pool P has no start-delay")) fail_msg("note: '%s'", s->note);
     assert_int_equal(s->note_line, 9);
@@ -850,10 +844,8 @@ static void a_short_form_is_located_at_its_first_word(void **state) {
         "work W on P\n"
         "thread A\n  submit W\nend\n"
         "expect   severed P\n";
-    scn_error e;
-    scn_scenario *s = parse(text, &e);
+    scn_scenario *s = parse_ok(text);
     (void)state;
-    if (!s) fail_msg("%d:%d: %s", e.line, e.col, e.msg);
     if (!strstr(s->note, "pool P has no start-delay")) fail_msg("note: '%s'", s->note);
     assert_int_equal(s->note_line, 7);
     assert_int_equal(s->note_col, 10);
