@@ -371,11 +371,16 @@ static void n_lock_acquire(rt_lock *l) {
     if (self) self->held++;
 }
 
+/* The holder gives the lock up: no owner, then the mutex. */
+static void give_up(native_lock *nl) {
+    nl->owner = NULL;
+    plat_unlock(&nl->m);
+}
+
 static void n_lock_release(rt_lock *l) {
     native_lock *nl = native_lock_of(l);
     must_hold(nl, "rt_lock_release");
-    nl->owner = NULL;
-    plat_unlock(&nl->m);
+    give_up(nl);
     if (self && self->held > 0) self->held--;
     noise();
 }
@@ -385,8 +390,7 @@ static void n_lock_release(rt_lock *l) {
  * thread of a dead process). */
 static void exit_from_wait_if_ended(native_lock *nl) {
     if (self && ended_now() && self->held == 1) {
-        nl->owner = NULL;
-        plat_unlock(&nl->m);
+        give_up(nl);
         self->held = 0;
         exit_if_ended();
     }

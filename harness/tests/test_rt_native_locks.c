@@ -197,19 +197,21 @@ static void an_ended_run_keeps_the_discipline(void **state) {
 }
 
 /* The runtime's own check, which holds for every rt_lock whatever mutex
- * implementation is under it: a release or a wait by a thread that does not
- * hold the lock is the misuse the controlled scheduler reports, and aborts
- * here.  First in the executable, so the fork copies a process with one
+ * implementation is under it: a release, a wait or an rt_lock_observed by a
+ * thread that does not hold the lock is the misuse the controlled scheduler
+ * reports, and aborts here.  First in the executable, so the fork copies a process with one
  * thread. */
 static rt_lock free_lock;
 static rt_waitq some_queue;
 static void release_a_free_lock(void) { rt_lock_release(&free_lock); }
 static void wait_on_a_free_lock(void) { (void)rt_wait(&some_queue, &free_lock, RT_FOREVER, "never"); }
+static void observe_a_free_lock(void) { rt_lock_observed(&free_lock); }
 
 static void a_release_or_wait_without_the_lock_aborts(void **state) {
     (void)state;
     expect_abort(release_a_free_lock, "rt_native: rt_lock_release of a lock this thread does not hold\n");
     expect_abort(wait_on_a_free_lock, "rt_native: rt_wait of a lock this thread does not hold\n");
+    expect_abort(observe_a_free_lock, "rt_native: rt_lock_observed of a lock this thread does not hold\n");
 }
 
 int main(void) {
