@@ -53,16 +53,22 @@ static void stop_oracle_stopped(run_state *run, int obj) {
 
 /* ---- callbacks and objects ---------------------------------------------------- */
 
+/* Takes the run's lock for object `obj`'s own bookkeeping (its calls,
+ * overlap, arms), announced as that object: the bounded search orders two
+ * such sections only when they are the same object's
+ * (rt_lock_acquire_diagnostic).  Released with rt_lock_release. */
+static void lock_object_bookkeeping(run_state *run, int obj) {
+    rt_lock_acquire_diagnostic(&run->lock);
+    rt_access(&run->objs[obj], RT_WRITE);
+}
+
 /* Every scenario callback comes here (the kinds' trampolines, scn_kinds.c):
  * counted, its overlap measured, its body run as "callback X". */
 void scn_exec_callback(run_state *run, int obj) {
     const scn_obj *o = &run->s->objs[obj];
     bool after_stop;
     scn_reach_enter(&run->reach, SCN_REQ_OBJ_BASE + obj);
-    /* The object's own bookkeeping, announced: callbacks of two objects
-     * commute for the bounded search (rt_lock_acquire_diagnostic). */
-    rt_lock_acquire_diagnostic(&run->lock);
-    rt_access(&run->objs[obj], RT_WRITE);
+    lock_object_bookkeeping(run, obj);
     run->objs[obj].calls++;
     if (++run->objs[obj].running > run->objs[obj].max_running) run->objs[obj].max_running = run->objs[obj].running;
     rt_access(&run->objs[obj].stop_word, RT_READ);
@@ -81,8 +87,7 @@ void scn_exec_callback(run_state *run, int obj) {
         c.actor = -1;
         exec_block(&c, &run->s->callbacks[o->callback].body);
     }
-    rt_lock_acquire_diagnostic(&run->lock);
-    rt_access(&run->objs[obj], RT_WRITE);
+    lock_object_bookkeeping(run, obj);
     run->objs[obj].running--;
     scn_tracefmt_callback_locked(run, obj, "return");
     rt_lock_release(&run->lock);
@@ -252,8 +257,7 @@ static int exec_op(exec_ctx *c, const scn_op *op) {
     if (op->kind == SCN_OP_STOP_AND_DRAIN && e == TPH_OK) stop_oracle_stopped(run, op->obj);
     if (op->label >= 0 && rt_now() - t0 >= run->label_time[op->label]) run->label_time[op->label] = rt_now() - t0;
     if (has_result && e == TPH_OK && (op->kind == SCN_OP_SUBMIT || op->kind == SCN_OP_ARM)) {
-        rt_lock_acquire_diagnostic(&run->lock);
-        rt_access(&run->objs[op->obj], RT_WRITE);
+        lock_object_bookkeeping(run, op->obj);
         run->objs[op->obj].arms++;
         rt_lock_release(&run->lock);
     }
