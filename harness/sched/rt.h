@@ -105,6 +105,11 @@ void rt_sleep_until(uint64_t deadline);
 /* A seeded choice in [0, n) (n >= 1): timer points inside a window, stall
  * probabilities.  Deterministic for a seed under the scheduler. */
 uint32_t rt_choose(uint32_t n);
+/* The same draw for a delay: how late, in [0, n), something fires that the
+ * contract lets fire anywhere in a window (a timer's tolerable delay).  0 is
+ * on time.  The bounded search counts a late value against its preemption
+ * bound; the random walk, PCT and the native runtime draw as rt_choose. */
+uint32_t rt_choose_delay(uint32_t n);
 
 /* Ends the simulated process: the run stops here, no thread runs again, and
  * the run's result records `reason` (fail-fast, or a fatal misuse). */

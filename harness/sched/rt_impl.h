@@ -24,6 +24,7 @@ typedef struct rt_ops {
     void (*access)(const volatile void *obj, rt_access_kind);
     void (*lock_acquire_diagnostic)(rt_lock *);
     void (*lock_observed)(rt_lock *);
+    uint32_t (*choose_delay)(uint32_t n);
 } rt_ops;
 
 /* Installed by the run driver before the run's first thread starts; NULL

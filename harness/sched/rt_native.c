@@ -498,7 +498,7 @@ static void n_lock_observed(rt_lock *l) { must_hold(native_lock_of(l), "rt_lock_
 const rt_ops rt_native_ops = {
     "native",     n_spawn, n_join,    n_thread_id, n_thread_name, n_yield,       n_lock_acquire,
     n_lock_release, n_wait, n_wake_one, n_wake_all, n_now,      n_sleep_until, n_choose,
-    n_end_process, n_access, n_lock_acquire, n_lock_observed,
+    n_end_process, n_access, n_lock_acquire, n_lock_observed, n_choose,
 };
 
 /* ---- the run driver -------------------------------------------------------- */

@@ -42,7 +42,9 @@ typedef struct dfs_node {
     uint32_t chosen;         /* index taken in the current prefix */
     uint32_t preempt_before; /* preemptions on the path above this node */
     uint8_t kind;            /* SCHED_ITEM_PICK or SCHED_ITEM_CHOOSE */
-    uint8_t cur_runnable;    /* pick: option 0 continues the current thread */
+    /* Options after the first spend one of the bound: a pick's when option 0
+     * continues the current thread, a delay's (rt_choose_delay) late value. */
+    uint8_t costly;
     /* partial-order reduction, picks only (thread-id bit masks) */
     uint64_t opts, bt, done; /* the options; the backtrack set; explored */
     uint32_t cur;            /* the current thread when it is an option, else 0 */

@@ -1,6 +1,6 @@
 /* The controlled rt_ops: each rt_ call of the sim lands here.  Scheduling
  * points: spawn, join, yield, lock acquire/release, wait, wake, sleep.  Pure
- * reads (rt_now, rt_thread_id, rt_thread_name) and rt_choose are not points:
+ * reads (rt_now, rt_thread_id, rt_thread_name) and rt_choose(_delay) are not points:
  * they change nothing another thread can see, and making them points would
  * only multiply equivalent interleavings. */
 #include <inttypes.h>
@@ -215,14 +215,14 @@ static void op_sleep_until(uint64_t deadline) {
     sched_tsan_quiet_end(cur);
 }
 
-static uint32_t op_choose(uint32_t n) {
+static uint32_t choose(uint32_t n, bool delay) {
     sched *s = sched_current;
     uint32_t v;
     if (n <= 1) return 0;
     sched_tsan_quiet_begin(s->current);
     s->choices++;
     v = s->replay             ? sched_replay_choose(s, n)
-        : s->strategy->choose ? s->strategy->choose(s, n)
+        : s->strategy->choose ? s->strategy->choose(s, n, delay)
                               : pcg32_bounded(&s->rng, n);
     sched_record_choose(s, v);
     /* the value marked by bit 63 (a pick's id never has it), then the width:
@@ -231,6 +231,9 @@ static uint32_t op_choose(uint32_t n) {
     sched_tsan_quiet_end(s->current);
     return v;
 }
+
+static uint32_t op_choose(uint32_t n) { return choose(n, false); }
+static uint32_t op_choose_delay(uint32_t n) { return choose(n, true); }
 
 static void op_end_process(const char *reason) {
     sched *s = sched_current;
@@ -247,5 +250,5 @@ const rt_ops sched_controlled_ops = {
     "controlled",   op_spawn,     op_join,    op_thread_id,    op_thread_name,
     op_yield,       op_lock_acquire, op_lock_release, op_wait, op_wake_one,
     op_wake_all,    op_now,       op_sleep_until, op_choose,   op_end_process,
-    op_access,      op_lock_acquire_diagnostic, op_lock_observed,
+    op_access,      op_lock_acquire_diagnostic, op_lock_observed, op_choose_delay,
 };

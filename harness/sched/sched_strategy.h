@@ -22,8 +22,9 @@ typedef struct sched_strategy {
     void (*thread_spawned)(struct sched *, rt_thread *);
     /* The next thread: one of s->runnable[0 .. s->nrunnable), nrunnable >= 2. */
     rt_thread *(*pick)(struct sched *);
-    /* rt_choose(n), n >= 2: the value; NULL = a pcg32 draw. */
-    uint32_t (*choose)(struct sched *, uint32_t n);
+    /* rt_choose(n) or, `delay`, rt_choose_delay(n); n >= 2: the value;
+     * NULL = a pcg32 draw. */
+    uint32_t (*choose)(struct sched *, uint32_t n, bool delay);
     /* A livelock's sched_result.fairness: the fairness the search gave the
      * schedule, so a report says whether the livelock persists under a fair
      * schedule.  Kept out of the reason: a replay of the schedule is the same

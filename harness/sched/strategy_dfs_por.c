@@ -429,7 +429,7 @@ uint32_t sched_dfs_por_choice(sched *s, sched_dfs *d, uint64_t opts, uint32_t cu
         x = sched_dfs_new_node(s, d);
         x->kind = SCHED_ITEM_PICK;
         x->n = popcount64(opts);
-        x->cur_runnable = cur != 0;
+        x->costly = cur != 0;
         x->opts = opts;
         x->cur = cur;
         x->fresh = d->nobj;

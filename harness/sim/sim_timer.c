@@ -85,8 +85,8 @@ void sim_timed_remove(sim_obj *o) {
 static uint64_t fire_point(uint64_t due, uint32_t window_ms) {
     if (window_ms == 0) return due;
     uint64_t units = (uint64_t)window_ms * SIM_MS;
-    if (units < UINT32_MAX) return due + rt_choose((uint32_t)units + 1u);
-    return due + (uint64_t)rt_choose(window_ms + 1u) * SIM_MS;
+    if (units < UINT32_MAX) return due + rt_choose_delay((uint32_t)units + 1u);
+    return due + (uint64_t)rt_choose_delay(window_ms + 1u) * SIM_MS;
 }
 
 static void fire_timer(sim_obj *t, uint64_t now) {

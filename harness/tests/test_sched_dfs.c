@@ -163,6 +163,35 @@ static void dfs_explores_the_extremes_of_every_choose(void **state) {
     assert_int_equal(seen_values[4][1], 1);
 }
 
+/* A delay's late extreme spends one of the bound; its on-time one and a
+ * free choose's values spend nothing.  rt_choose_delay(5), rt_choose_delay(3)
+ * and rt_choose(2): at bound 0 both delays on time (2 runs), at 1 at most
+ * one late (3 pairs, 6 runs), at 2 both (4 pairs, 8 runs). */
+static uint32_t seen_delays[5][3];
+static void delay_main(void *p) {
+    uint32_t a = rt_choose_delay(5), b = rt_choose_delay(3);
+    (void)p;
+    (void)rt_choose(2);
+    seen_delays[a][b]++;
+}
+
+static void dfs_spends_the_bound_on_a_late_delay(void **state) {
+    static const uint64_t want[] = {2, 6, 8, 8};
+    unsigned bound;
+    (void)state;
+    for (bound = 0; bound <= 3; bound++) {
+        memset(seen_delays, 0, sizeof seen_delays);
+        dfs_stats st = explore(bound, delay_main, NULL, NULL, NULL, 1000);
+        assert_true(st.complete);
+        assert_int_equal(st.runs, want[bound]);
+        assert_int_equal(st.max_used, bound < 2 ? bound : 2);
+        assert_int_equal(seen_delays[0][0], 2);
+        assert_int_equal(seen_delays[4][0], bound >= 1 ? 2 : 0);
+        assert_int_equal(seen_delays[0][2], bound >= 1 ? 2 : 0);
+        assert_int_equal(seen_delays[4][2], bound >= 2 ? 2 : 0);
+    }
+}
+
 /* A lost update: each thread reads the counter in one critical section and
  * writes it back in another.  Without preemption each thread runs its two
  * sections back to back; one preemption between them loses an increment. */
@@ -753,6 +782,46 @@ static void por_finds_every_failure_the_full_search_finds(void **state) {
         r = explore_por(b, true, handoff_main, &h, handoff_reset, handoff_not_bba);
         assert_true(f.complete && r.complete);
         assert_int_equal(f.failures > 0, r.failures > 0);
+        assert_true(r.runs <= f.runs);
+    }
+}
+
+/* The lost update made to need a late delay as well: a fails only when its
+ * first step's rt_choose_delay(2) came late and an increment was lost.  One
+ * late value plus one preemption: found at bound 2, never at 1, by the full
+ * and the reduced search alike (the two spend one bound). */
+typedef struct late_lost {
+    lost l;
+    bool late;
+} late_lost;
+static void late_lost_worker(void *p) {
+    late_lost *ll = (late_lost *)p;
+    if (rt_choose_delay(2)) ll->late = true;
+    lost_worker(&ll->l);
+}
+static void late_lost_main(void *p) {
+    late_lost *ll = (late_lost *)p;
+    rt_thread *a = rt_spawn("a", late_lost_worker, ll, false);
+    rt_thread *b = rt_spawn("b", lost_worker, &ll->l, false);
+    rt_join(a);
+    rt_join(b);
+}
+static void late_lost_reset(void *p) { memset(p, 0, sizeof(late_lost)); }
+static bool late_lost_failed(void *p) {
+    late_lost *ll = (late_lost *)p;
+    return ll->late && ll->l.counter != 2;
+}
+
+static void por_a_delay_and_a_preemption_share_the_bound(void **state) {
+    late_lost ll;
+    unsigned b;
+    (void)state;
+    for (b = 0; b <= 2; b++) {
+        por_stats f = explore_por(b, false, late_lost_main, &ll, late_lost_reset, late_lost_failed);
+        por_stats r = explore_por(b, true, late_lost_main, &ll, late_lost_reset, late_lost_failed);
+        assert_true(f.complete && r.complete);
+        assert_int_equal(f.failures > 0, b >= 2);
+        assert_int_equal(r.failures > 0, b >= 2);
         assert_true(r.runs <= f.runs);
     }
 }
@@ -1513,6 +1582,7 @@ int main(void) {
         cmocka_unit_test(dfs_counts_a_spawn_and_a_yield_by_hand),
         cmocka_unit_test(dfs_bound_zero_never_switches_from_a_runnable_thread),
         cmocka_unit_test(dfs_explores_the_extremes_of_every_choose),
+        cmocka_unit_test(dfs_spends_the_bound_on_a_late_delay),
         cmocka_unit_test(dfs_finds_a_bug_only_a_preemption_shows),
         cmocka_unit_test(dfs_runs_are_distinct_and_grow_with_the_bound),
         cmocka_unit_test(dfs_reports_a_nondeterministic_program),
@@ -1524,6 +1594,7 @@ int main(void) {
         cmocka_unit_test(dfs_fair_lapse_ends_every_demotion),
         cmocka_unit_test(por_counts_traces_by_hand),
         cmocka_unit_test(por_finds_every_failure_the_full_search_finds),
+        cmocka_unit_test(por_a_delay_and_a_preemption_share_the_bound),
         cmocka_unit_test(por_keeps_distinct_traces),
         cmocka_unit_test(por_a_read_then_write_is_a_write),
         cmocka_unit_test(por_wakes_a_sleeper_on_an_object_numbered_otherwise),
