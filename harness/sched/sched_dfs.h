@@ -6,7 +6,9 @@
  * thread while the thread at the scheduling point could have continued;
  * switching away from a thread that blocked or finished is free, and so is
  * an rt_choose value (data, not scheduling; explored at its extremes 0 and
- * n-1 only, strategy_dfs.c says why).  Runs are replays of a prefix
+ * n-1 only, strategy_dfs.c says why).  An rt_choose_delay value is explored
+ * at the same extremes, and its late one counts as a preemption does (delay
+ * bounding): the bound is on preemptions and late firings together.  Runs are replays of a prefix
  * then a non-preemptive extension, so the program must be deterministic
  * given its choices (everything under the controlled scheduler is).
  *

@@ -58,6 +58,7 @@ typedef struct por_ev {
     uint32_t thread;
     uint32_t node;  /* the pick node of the point before it, + 1; 0 = none (forced) */
     uint32_t block; /* the first step of this thread's run of steps */
+    uint32_t nodes; /* the tree's nodes when it was picked, its pick node included */
     uint8_t nkeys, overflow;
     uint16_t wmask;
     uint32_t key[POR_KEYS];
@@ -92,6 +93,11 @@ struct sched_dfs {
     size_t nev, evcap;
     bool open, pending_clock;
     uint32_t pick_node;    /* the pick node of the point being made, + 1 */
+    uint32_t step_nodes;   /* the tree's nodes when the running step was picked */
+    /* A run is redundant from its first step of a sleeping thread on: every
+     * run below that pick is too, so nodes at or past `cut` (that step's
+     * `nodes`) add no backtrack and take no other option.  UINT32_MAX: none. */
+    uint32_t cut;
     uint32_t tclock[POR_MAXT][POR_MAXT];
     uintptr_t *hkey;       /* object address -> number (first-touch order) */
     uint32_t *hval;

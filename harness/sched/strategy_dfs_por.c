@@ -143,6 +143,8 @@ void sched_dfs_por_run_start(sched *s, sched_dfs *d) {
     d->pick_node = 0;
     d->nsl = 0;
     d->run_blocked = false;
+    d->step_nodes = 0;
+    d->cut = UINT32_MAX;
     memset(d->tclock, 0, sizeof d->tclock);
     obj_table_reset(d);
     if (d->oom) s->por = false; /* no tables to record into: the first pick ends the run */
@@ -182,6 +184,7 @@ static por_ev *por_open(sched *s, sched_dfs *d) {
     e->thread = id;
     e->node = d->pick_node;
     e->block = d->nev > 0 && d->ev[d->nev - 1].thread == id ? d->ev[d->nev - 1].block : (uint32_t)d->nev;
+    e->nodes = d->step_nodes;
     d->open = true;
     e->key[0] = POR_ALL; /* every step reads the time */
     e->nkeys = 1;
@@ -250,6 +253,7 @@ static bool entry_dependent(const por_entry *a, const por_ev *e) {
 static void add_backtrack(sched_dfs *d, uint32_t node, uint32_t p) {
     dfs_node *x;
     if (!node) return; /* a forced point: nobody else could have run */
+    if (node > d->cut) return; /* below the redundant step's pick: nothing new there */
     x = &d->nodes[node - 1];
     if (x->opts & tbit(p)) x->bt |= tbit(p);
     else x->bt |= x->opts;
@@ -287,6 +291,7 @@ void sched_por_point(sched *s) {
     unsigned q, nt = s->nthreads < POR_MAXT ? s->nthreads : POR_MAXT; /* ids above are unused */
     e = d->open ? &d->ev[d->nev] : por_open(s, d);
     d->pick_node = 0;
+    d->step_nodes = (uint32_t)d->pos; /* a forced pick adds none; sched_dfs_por_choice counts its node */
     if (e->overflow) {
         e->nkeys = 1;
         e->wmask = 1;
@@ -337,6 +342,7 @@ void sched_por_point(sched *s) {
     for (i = k = 0; i < d->nsl; i++) {
         if (d->sleep[i].thread == p) {
             d->run_blocked = true;
+            if (e->nodes < d->cut) d->cut = e->nodes;
             continue;
         }
         if (entry_dependent(&d->sleep[i], e)) continue;
@@ -452,6 +458,7 @@ uint32_t sched_dfs_por_choice(sched *s, sched_dfs *d, uint64_t opts, uint32_t cu
     d->pos++;
     if (d->pos > d->max_depth) d->max_depth = d->pos;
     d->pick_node = (uint32_t)d->pos; /* index + 1 */
+    d->step_nodes = (uint32_t)d->pos;
     if (cur && pick != cur) {
         d->preempt++;
         if (d->preempt > d->max_used) d->max_used = d->preempt;

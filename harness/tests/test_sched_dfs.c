@@ -831,6 +831,53 @@ static void por_a_delay_and_a_preemption_share_the_bound(void **state) {
  * main's join blocks, then A ends) swaps only main's join with A's yield,
  * which touch nothing in common: the same trace as the first leaf.  The
  * second stays (main's join reads A finished: another trace). */
+/* Three threads, each: a yield, a read of x[0], a yield, a write (a and b
+ * their own word, c x[0]), a free choose, a yield.  Sleep sets find runs
+ * that only repeat a trace; every run below the pick of such a run's first
+ * sleeping step repeats one too, and the search no longer explores them:
+ * 106, 130, 142 runs at bounds 1-3 where it took 120, 160, 176, for the
+ * same 96, 104, 112 traces.  c writing x[0] before a or b read it is a
+ * "failure" both searches find at every bound. */
+typedef struct three {
+    uint32_t x[3];
+    bool c_first;
+    int reads;
+} three;
+static void three_fn(void *p) {
+    three *t = (three *)p;
+    uint32_t i = rt_thread_id() - 2;
+    rt_yield();
+    rt_access(&t->x[0], RT_READ);
+    t->reads++;
+    rt_yield();
+    rt_access(&t->x[i == 2 ? 0 : i], RT_WRITE);
+    if (i == 2 && t->reads < 3) t->c_first = true;
+    (void)rt_choose(2);
+    rt_yield();
+}
+static void three_main(void *p) {
+    (void)rt_spawn("a", three_fn, p, false);
+    (void)rt_spawn("b", three_fn, p, false);
+    (void)rt_spawn("c", three_fn, p, false);
+}
+static void three_reset(void *p) { memset(p, 0, sizeof(three)); }
+static bool three_c_first(void *p) { return ((three *)p)->c_first; }
+
+static void por_leaves_the_subtree_of_a_redundant_run(void **state) {
+    static const uint64_t runs[] = {48, 106, 130, 142}, traces[] = {48, 96, 104, 112};
+    three t;
+    unsigned b;
+    (void)state;
+    for (b = 0; b <= 3; b++) {
+        por_stats r = explore_por(b, true, three_main, &t, three_reset, three_c_first);
+        por_stats f = explore_por(b, false, three_main, &t, three_reset, three_c_first);
+        assert_true(r.complete && f.complete);
+        assert_int_equal(r.traces, traces[b]);
+        assert_int_equal(r.runs, runs[b]);
+        assert_true(f.failures > 0 && r.failures > 0);
+    }
+}
+
 static void por_keeps_distinct_traces(void **state) {
     static const uint64_t want[] = {1, 2, 2};
     unsigned b;
@@ -1596,6 +1643,7 @@ int main(void) {
         cmocka_unit_test(por_finds_every_failure_the_full_search_finds),
         cmocka_unit_test(por_a_delay_and_a_preemption_share_the_bound),
         cmocka_unit_test(por_keeps_distinct_traces),
+        cmocka_unit_test(por_leaves_the_subtree_of_a_redundant_run),
         cmocka_unit_test(por_a_read_then_write_is_a_write),
         cmocka_unit_test(por_wakes_a_sleeper_on_an_object_numbered_otherwise),
         cmocka_unit_test(por_runs_the_thread_an_ending_step_cuts_off),
