@@ -34,6 +34,8 @@ typedef struct rt_lock {
 } rt_lock;
 #define RT_LOCK_HARNESS 1u
 #define RT_LOCK_UNORDERED 2u
+#define RT_LOCK_KIND 3u             /* the bits of race_kind the two above use */
+#define RT_LOCK_ATOMIC_SECTIONS 4u  /* rt_lock_atomic_sections */
 typedef struct rt_waitq {
     uintptr_t word[8];
 } rt_waitq;
@@ -87,6 +89,17 @@ void rt_lock_harness_only(rt_lock *);
 /* A lock whose holder is checked as usual but which gives no edge itself:
  * its user states the edge (the seam mutex, harness/sim/sim_hb.h). */
 void rt_lock_unordered(rt_lock *);
+/* Marks a lock whose sections no other thread can see into: everything a
+ * holder does between taking it and giving it up (by a release or an
+ * rt_wait) -- its wakes, spawns and atomics included -- touches only state
+ * that every other thread reaches through this lock.  A switch at a
+ * scheduling point inside such a section can only let others run steps
+ * that commute with the section's rest, or block on the lock; so on idle
+ * time (the bounded search's, rt_sched.h) the holder keeps the CPU there
+ * while it can run, and the search does not branch on those points.  The
+ * random walk, PCT (step time) and the native runtime switch as before.
+ * Idempotent; a plain store, combinable with the two marks above. */
+void rt_lock_atomic_sections(rt_lock *);
 
 /* Atomically release `lock` and wait on `q` until woken or until `deadline`
  * (rt_now units; RT_FOREVER for none); re-acquires `lock` before returning.

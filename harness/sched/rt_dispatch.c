@@ -22,8 +22,9 @@ void rt_lock_acquire(rt_lock *l) { OPS->lock_acquire(l); }
 void rt_lock_release(rt_lock *l) { OPS->lock_release(l); }
 void rt_lock_acquire_diagnostic(rt_lock *l) { OPS->lock_acquire_diagnostic(l); }
 void rt_lock_observed(rt_lock *l) { OPS->lock_observed(l); }
-void rt_lock_harness_only(rt_lock *l) { l->race_kind = RT_LOCK_HARNESS; }
-void rt_lock_unordered(rt_lock *l) { l->race_kind = RT_LOCK_UNORDERED; }
+void rt_lock_harness_only(rt_lock *l) { l->race_kind = (l->race_kind & ~(uintptr_t)RT_LOCK_KIND) | RT_LOCK_HARNESS; }
+void rt_lock_unordered(rt_lock *l) { l->race_kind = (l->race_kind & ~(uintptr_t)RT_LOCK_KIND) | RT_LOCK_UNORDERED; }
+void rt_lock_atomic_sections(rt_lock *l) { l->race_kind |= RT_LOCK_ATOMIC_SECTIONS; }
 bool rt_wait(rt_waitq *q, rt_lock *l, uint64_t deadline, const char *what) {
     return OPS->wait(q, l, deadline, what);
 }

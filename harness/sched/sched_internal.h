@@ -59,6 +59,7 @@ struct rt_thread {
      * thread an edge from its spawner. */
     uint32_t quiet_held;
     uint32_t diagnostic_held; /* diagnostic sections it is in: no point allowed */
+    uint32_t atomic_held;     /* locks it holds that are marked rt_lock_atomic_sections */
     uint32_t tsan_ignores;
     bool spawn_edge;
 };

@@ -72,10 +72,10 @@ static void lock_acquire(rt_lock *l, bool diagnostic) {
     sched_reschedule(s);
     sched_lock_take(s, sl, diagnostic);
     if (diagnostic) me->diagnostic_held++;
-    if (l->race_kind == RT_LOCK_HARNESS) {
+    if ((l->race_kind & RT_LOCK_KIND) == RT_LOCK_HARNESS) {
         /* The holder's own accesses are the harness's (sched_tsan.h). */
         if (me->quiet_held++ == 0) sched_tsan_quiet_begin(me);
-    } else if (l->race_kind != RT_LOCK_UNORDERED) {
+    } else if ((l->race_kind & RT_LOCK_KIND) != RT_LOCK_UNORDERED) {
         sched_hb_acquire(l);
     }
     sched_tsan_quiet_end(me);
@@ -106,9 +106,9 @@ static void op_lock_release(rt_lock *l) {
     sl = sched_lock_of(s, l);
     if (sl->owner != me) misuse(s, "rt_lock_release of a lock not held", sl->id);
     if (sl->diagnostic) me->diagnostic_held--;
-    if (l->race_kind == RT_LOCK_HARNESS) {
+    if ((l->race_kind & RT_LOCK_KIND) == RT_LOCK_HARNESS) {
         if (--me->quiet_held == 0) sched_tsan_quiet_end(me);
-    } else if (l->race_kind != RT_LOCK_UNORDERED) {
+    } else if ((l->race_kind & RT_LOCK_KIND) != RT_LOCK_UNORDERED) {
         sched_hb_release(l);
     }
     sched_lock_give(s, sl);
@@ -122,7 +122,7 @@ static bool op_wait(rt_waitq *q, rt_lock *l, uint64_t deadline, const char *what
     sched_lock *sl;
     sched_waitq *sq;
     bool woken;
-    bool edge = l->race_kind == 0;
+    bool edge = (l->race_kind & RT_LOCK_KIND) == 0;
     sched_tsan_quiet_begin(cur);
     sched_tick(s);
     sl = sched_lock_of(s, l);

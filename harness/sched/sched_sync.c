@@ -61,6 +61,10 @@ static void set_owner(sched_lock *sl, rt_thread *owner) {
     for (w = sl->head; w; w = w->qnext) w->blocked_thread = owner;
 }
 
+static bool atomic_sections(sched_lock *sl) {
+    return (((rt_lock *)(void *)sl)->race_kind & RT_LOCK_ATOMIC_SECTIONS) != 0;
+}
+
 /* Takes the lock for the current thread, blocking while another owns it.
  * A release wakes one waiter, which must still win the lock against threads
  * that arrive meanwhile (barging is a real interleaving); a waiter that
@@ -81,12 +85,14 @@ void sched_lock_take(sched *s, sched_lock *sl, bool diagnostic) {
     }
     set_owner(sl, cur);
     sl->diagnostic = diagnostic;
+    if (atomic_sections(sl)) cur->atomic_held++;
 }
 
 void sched_lock_give(sched *s, sched_lock *sl) {
     rt_thread *t = sl->head;
     if (!sl->diagnostic) sched_touch(s, sl, true);
     sl->diagnostic = false;
+    if (atomic_sections(sl)) sl->owner->atomic_held--;
     set_owner(sl, NULL);
     if (t) {
         sched_q_remove(&sl->head, &sl->tail, t);

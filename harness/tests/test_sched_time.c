@@ -3,7 +3,8 @@
  * after SCHED_IDLE_BUSY_POINTS points with a deadline pending; a schedule
  * recorded on it says so and replays on it whatever the options say.  And
  * the diagnostic section (rt_lock_acquire_diagnostic): no scheduling point
- * may fall inside one. */
+ * may fall inside one; and the atomic section (rt_lock_atomic_sections):
+ * on idle time nobody else runs inside one unless its holder blocks. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -179,6 +180,103 @@ static void a_scheduling_point_inside_a_diagnostic_section_is_misuse(void **stat
 
 static void observed_unheld(void *p) { rt_lock_observed((rt_lock *)p); }
 
+/* A holds L for three yields and a wake; B, which never takes L, yields and
+ * looks whether A is inside.  With L marked, on idle time B never sees it
+ * (200 seeds); on step time, or unmarked, the random walk switches at A's
+ * points and B does. */
+typedef struct inside {
+    rt_lock l;
+    rt_waitq q;
+    bool marked, in, seen;
+} inside;
+static void inside_a(void *p) {
+    inside *x = (inside *)p;
+    rt_lock_acquire(&x->l);
+    x->in = true;
+    rt_yield();
+    rt_wake_all(&x->q);
+    rt_yield();
+    rt_yield();
+    x->in = false;
+    rt_lock_release(&x->l);
+}
+static void inside_b(void *p) {
+    inside *x = (inside *)p;
+    int i;
+    for (i = 0; i < 6; i++) {
+        rt_yield();
+        if (x->in) x->seen = true;
+    }
+}
+static void inside_main_ab(void *p) {
+    inside *x = (inside *)p;
+    rt_thread *b;
+    if (x->marked) rt_lock_atomic_sections(&x->l);
+    b = rt_spawn("b", inside_b, x, false);
+    inside_a(x);
+    rt_join(b);
+}
+static unsigned seeds_seeing_inside(sched_time_model time, bool marked) {
+    unsigned n = 0;
+    uint64_t seed;
+    for (seed = 0; seed < 200; seed++) {
+        inside x;
+        sched_result r;
+        memset(&x, 0, sizeof x);
+        x.marked = marked;
+        r = run_on(time, inside_main_ab, &x, seed, NULL);
+        assert_int_equal(r.status, SCHED_OK);
+        sched_result_free(&r);
+        if (x.seen) n++;
+    }
+    return n;
+}
+static void an_atomic_section_runs_through_its_points_on_idle_time(void **state) {
+    (void)state;
+    assert_int_equal(seeds_seeing_inside(SCHED_TIME_IDLE, true), 0);
+    assert_true(seeds_seeing_inside(SCHED_TIME_IDLE, false) > 0);
+    assert_true(seeds_seeing_inside(SCHED_TIME_STEPS, true) > 0);
+}
+
+/* A holder that blocks inside its atomic section lets the others run: A
+ * holds L (marked) and waits for M, which B holds until it has yielded. */
+typedef struct blocker {
+    rt_lock l, m;
+    bool b_has_m;
+} blocker;
+static void blocker_b(void *p) {
+    blocker *x = (blocker *)p;
+    rt_lock_acquire(&x->m);
+    x->b_has_m = true;
+    rt_yield();
+    rt_yield();
+    rt_lock_release(&x->m);
+}
+static void blocker_main(void *p) {
+    blocker *x = (blocker *)p;
+    rt_thread *b;
+    rt_lock_atomic_sections(&x->l);
+    b = rt_spawn("b", blocker_b, x, false);
+    while (!x->b_has_m) rt_yield();
+    rt_lock_acquire(&x->l);
+    rt_lock_acquire(&x->m);
+    rt_lock_release(&x->m);
+    rt_lock_release(&x->l);
+    rt_join(b);
+}
+static void an_atomic_section_whose_holder_blocks_lets_others_run(void **state) {
+    uint64_t seed;
+    (void)state;
+    for (seed = 0; seed < 50; seed++) {
+        blocker x;
+        sched_result r;
+        memset(&x, 0, sizeof x);
+        r = run_on(SCHED_TIME_IDLE, blocker_main, &x, seed, NULL);
+        assert_int_equal(r.status, SCHED_OK);
+        sched_result_free(&r);
+    }
+}
+
 static void observing_a_lock_not_held_is_misuse(void **state) {
     rt_lock l;
     sched_result r;
@@ -197,6 +295,8 @@ int main(void) {
         cmocka_unit_test(an_idle_schedule_says_so_and_replays_on_idle_time),
         cmocka_unit_test(a_scheduling_point_inside_a_diagnostic_section_is_misuse),
         cmocka_unit_test(observing_a_lock_not_held_is_misuse),
+        cmocka_unit_test(an_atomic_section_runs_through_its_points_on_idle_time),
+        cmocka_unit_test(an_atomic_section_whose_holder_blocks_lets_others_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
