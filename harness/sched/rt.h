@@ -77,6 +77,19 @@ void rt_lock_acquire_diagnostic(rt_lock *);
 /* The diagnostic section the caller holds on `lock` is an ordinary one from
  * here: its step touches the lock, and it may wait or wake. */
 void rt_lock_observed(rt_lock *);
+/* Takes a lock marked rt_lock_atomic_sections for a section whose holder
+ * announces with rt_access everything it reads or writes under it.  The
+ * same scheduling point as rt_lock_acquire; for the bounded search's
+ * reduction the section's steps only read the lock, so two scoped sections
+ * that announce nothing in common commute, while an ordinary section
+ * (rt_lock_acquire), which writes the lock, is ordered with every one.
+ * Where another thread can see it held -- its holder blocks inside, or a
+ * search on step time switches inside -- it writes the lock from there.
+ * An rt_wait inside gives the lock up and takes it back scoped: the steps
+ * after it must announce again.  Released with rt_lock_release; no scoped
+ * section inside another.  The random walk, PCT and the native runtime
+ * take it as rt_lock_acquire. */
+void rt_lock_acquire_scoped(rt_lock *);
 /* Marks a lock that orders the harness's own state only -- the model's lock,
  * the scenario runner's -- and is no synchronisation of the code under test:
  * under the race detector (TPHEAL_TSAN, controlled runs) taking, releasing or

@@ -21,6 +21,7 @@ void rt_yield(void) { OPS->yield(); }
 void rt_lock_acquire(rt_lock *l) { OPS->lock_acquire(l); }
 void rt_lock_release(rt_lock *l) { OPS->lock_release(l); }
 void rt_lock_acquire_diagnostic(rt_lock *l) { OPS->lock_acquire_diagnostic(l); }
+void rt_lock_acquire_scoped(rt_lock *l) { OPS->lock_acquire_scoped(l); }
 void rt_lock_observed(rt_lock *l) { OPS->lock_observed(l); }
 void rt_lock_harness_only(rt_lock *l) { l->race_kind = (l->race_kind & ~(uintptr_t)RT_LOCK_KIND) | RT_LOCK_HARNESS; }
 void rt_lock_unordered(rt_lock *l) { l->race_kind = (l->race_kind & ~(uintptr_t)RT_LOCK_KIND) | RT_LOCK_UNORDERED; }

@@ -25,6 +25,7 @@ typedef struct rt_ops {
     void (*lock_acquire_diagnostic)(rt_lock *);
     void (*lock_observed)(rt_lock *);
     uint32_t (*choose_delay)(uint32_t n);
+    void (*lock_acquire_scoped)(rt_lock *);
 } rt_ops;
 
 /* Installed by the run driver before the run's first thread starts; NULL

@@ -492,13 +492,13 @@ static void n_access(const volatile void *obj, rt_access_kind k) {
     (void)k;
 }
 
-/* Real threads: a diagnostic section is an ordinary one. */
+/* Real threads: a diagnostic or scoped section is an ordinary one. */
 static void n_lock_observed(rt_lock *l) { must_hold(native_lock_of(l), "rt_lock_observed"); }
 
 const rt_ops rt_native_ops = {
     "native",     n_spawn, n_join,    n_thread_id, n_thread_name, n_yield,       n_lock_acquire,
     n_lock_release, n_wait, n_wake_one, n_wake_all, n_now,      n_sleep_until, n_choose,
-    n_end_process, n_access, n_lock_acquire, n_lock_observed, n_choose,
+    n_end_process, n_access, n_lock_acquire, n_lock_observed, n_choose, n_lock_acquire,
 };
 
 /* ---- the run driver -------------------------------------------------------- */

@@ -122,6 +122,8 @@ static rt_thread *pick_next(sched *s) {
     /* On idle time a section of an rt_lock_atomic_sections lock runs on
      * while its holder can: no choice, and the step goes on. */
     if (!s->step_time && t && t->atomic_held && t->runnable_at != SCHED_NONE) return t;
+    /* Past that, another thread may run while t holds its scoped section. */
+    if (s->por && t && t->scoped_lock) sched_lock_seen(s, t);
     if (s->por) sched_por_point(s);
     if (!s->step_time && s->ntimed && s->steps - s->steps_at_jump >= SCHED_IDLE_BUSY_POINTS) advance_to_deadline(s);
     while (s->nrunnable == 0) advance_to_deadline(s);

@@ -60,6 +60,7 @@ struct rt_thread {
     uint32_t quiet_held;
     uint32_t diagnostic_held; /* diagnostic sections it is in: no point allowed */
     uint32_t atomic_held;     /* locks it holds that are marked rt_lock_atomic_sections */
+    struct sched_lock *scoped_lock; /* the lock of the scoped section it is in, or NULL */
     uint32_t tsan_ignores;
     bool spawn_edge;
 };
@@ -74,6 +75,7 @@ typedef struct sched_lock {
     uintptr_t gen;
     uintptr_t id;
     bool diagnostic; /* its holder took it with rt_lock_acquire_diagnostic */
+    bool scoped;     /* its holder took it with rt_lock_acquire_scoped, unseen so far */
 } sched_lock;
 typedef struct sched_waitq {
     rt_thread *head, *tail;
@@ -175,7 +177,14 @@ void sched_fail_oom(sched *);
 /* sched_sync.c */
 sched_lock *sched_lock_of(sched *, rt_lock *);
 sched_waitq *sched_waitq_of(sched *, rt_waitq *);
-void sched_lock_take(sched *, sched_lock *, bool diagnostic);
+/* How a section's steps touch its lock for the reduction: an ordinary one
+ * writes it; a diagnostic one not at all; a scoped one reads it while nobody
+ * can see it held (rt_lock_acquire_scoped). */
+typedef enum sched_take { SCHED_TAKE_ORDINARY, SCHED_TAKE_DIAGNOSTIC, SCHED_TAKE_SCOPED } sched_take;
+void sched_lock_take(sched *, sched_lock *, sched_take);
+/* The scoped section `t` holds has been seen held (its holder blocked
+ * inside): from here its steps write the lock, as an ordinary one's. */
+void sched_lock_seen(sched *, rt_thread *t);
 void sched_lock_give(sched *, sched_lock *);
 void sched_q_remove(rt_thread **head, rt_thread **tail, rt_thread *);
 void sched_q_push_back(rt_thread **head, rt_thread **tail, rt_thread *);

@@ -59,7 +59,7 @@ static void op_yield(void) {
     sched_tsan_quiet_end(me);
 }
 
-static void lock_acquire(rt_lock *l, bool diagnostic) {
+static void lock_acquire(rt_lock *l, sched_take kind) {
     sched *s = sched_current;
     rt_thread *me = s->current;
     sched_lock *sl;
@@ -70,8 +70,11 @@ static void lock_acquire(rt_lock *l, bool diagnostic) {
     /* The point comes before the acquisition: who gets a contended lock
      * first is exactly what the strategy must be able to vary. */
     sched_reschedule(s);
-    sched_lock_take(s, sl, diagnostic);
-    if (diagnostic) me->diagnostic_held++;
+    if (kind == SCHED_TAKE_SCOPED && (!(l->race_kind & RT_LOCK_ATOMIC_SECTIONS) || me->scoped_lock))
+        misuse(s, "rt_lock_acquire_scoped of a lock not marked rt_lock_atomic_sections, or inside another scoped section: lock",
+               sl->id);
+    sched_lock_take(s, sl, kind);
+    if (kind == SCHED_TAKE_DIAGNOSTIC) me->diagnostic_held++;
     if ((l->race_kind & RT_LOCK_KIND) == RT_LOCK_HARNESS) {
         /* The holder's own accesses are the harness's (sched_tsan.h). */
         if (me->quiet_held++ == 0) sched_tsan_quiet_begin(me);
@@ -81,8 +84,9 @@ static void lock_acquire(rt_lock *l, bool diagnostic) {
     sched_tsan_quiet_end(me);
 }
 
-static void op_lock_acquire(rt_lock *l) { lock_acquire(l, false); }
-static void op_lock_acquire_diagnostic(rt_lock *l) { lock_acquire(l, true); }
+static void op_lock_acquire(rt_lock *l) { lock_acquire(l, SCHED_TAKE_ORDINARY); }
+static void op_lock_acquire_diagnostic(rt_lock *l) { lock_acquire(l, SCHED_TAKE_DIAGNOSTIC); }
+static void op_lock_acquire_scoped(rt_lock *l) { lock_acquire(l, SCHED_TAKE_SCOPED); }
 
 /* Not a point: the section's step so far is the one that took the lock, so
  * touching it now is touching it there. */
@@ -121,7 +125,7 @@ static bool op_wait(rt_waitq *q, rt_lock *l, uint64_t deadline, const char *what
     rt_thread *cur = s->current;
     sched_lock *sl;
     sched_waitq *sq;
-    bool woken;
+    bool woken, scoped;
     bool edge = (l->race_kind & RT_LOCK_KIND) == 0;
     sched_tsan_quiet_begin(cur);
     sched_tick(s);
@@ -131,6 +135,7 @@ static bool op_wait(rt_waitq *q, rt_lock *l, uint64_t deadline, const char *what
     if (edge) sched_hb_release(l);
     sched_touch(s, q, true);
     if (deadline != RT_FOREVER && s->por) sched_por_clock(s);
+    scoped = sl->scoped;
     sched_lock_give(s, sl);
     cur->woken = false;
     cur->what = what;
@@ -142,7 +147,7 @@ static bool op_wait(rt_waitq *q, rt_lock *l, uint64_t deadline, const char *what
         sched_make_blocked(s, cur, TS_WAIT);
     }
     sched_reschedule(s);
-    sched_lock_take(s, sl, false);
+    sched_lock_take(s, sl, scoped ? SCHED_TAKE_SCOPED : SCHED_TAKE_ORDINARY);
     if (edge) sched_hb_acquire(l);
     woken = cur->woken;
     sched_tsan_quiet_end(cur);
@@ -251,4 +256,5 @@ const rt_ops sched_controlled_ops = {
     op_yield,       op_lock_acquire, op_lock_release, op_wait, op_wake_one,
     op_wake_all,    op_now,       op_sleep_until, op_choose,   op_end_process,
     op_access,      op_lock_acquire_diagnostic, op_lock_observed, op_choose_delay,
+    op_lock_acquire_scoped,
 };

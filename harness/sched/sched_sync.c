@@ -12,7 +12,7 @@ sched_lock *sched_lock_of(sched *s, rt_lock *l) {
     sched_lock *sl = (sched_lock *)(void *)l;
     if (sl->gen != s->gen) {
         sl->owner = sl->head = sl->tail = NULL;
-        sl->diagnostic = false;
+        sl->diagnostic = sl->scoped = false;
         sl->gen = s->gen;
         sl->id = ++s->nlocks;
     }
@@ -69,10 +69,11 @@ static bool atomic_sections(sched_lock *sl) {
  * A release wakes one waiter, which must still win the lock against threads
  * that arrive meanwhile (barging is a real interleaving); a waiter that
  * loses goes back to the head of the queue so it is not starved. */
-void sched_lock_take(sched *s, sched_lock *sl, bool diagnostic) {
+void sched_lock_take(sched *s, sched_lock *sl, sched_take kind) {
     rt_thread *cur = s->current;
-    bool first = true;
-    if (!diagnostic) sched_touch(s, sl, true);
+    bool first = true, diagnostic = kind == SCHED_TAKE_DIAGNOSTIC;
+    /* a scoped taker that finds the lock held (or queues on it) writes it */
+    if (!diagnostic) sched_touch(s, sl, kind == SCHED_TAKE_ORDINARY || sl->owner || sl->head);
     while (sl->owner) {
         if (first) sched_q_push_back(&sl->head, &sl->tail, cur);
         else q_push_front(&sl->head, &sl->tail, cur);
@@ -85,13 +86,24 @@ void sched_lock_take(sched *s, sched_lock *sl, bool diagnostic) {
     }
     set_owner(sl, cur);
     sl->diagnostic = diagnostic;
+    sl->scoped = kind == SCHED_TAKE_SCOPED;
+    if (sl->scoped) cur->scoped_lock = sl;
     if (atomic_sections(sl)) cur->atomic_held++;
+}
+
+void sched_lock_seen(sched *s, rt_thread *t) {
+    sched_lock *sl = t->scoped_lock;
+    if (!sl || !sl->scoped) return;
+    sched_touch(s, sl, true);
+    sl->scoped = false;
 }
 
 void sched_lock_give(sched *s, sched_lock *sl) {
     rt_thread *t = sl->head;
-    if (!sl->diagnostic) sched_touch(s, sl, true);
-    sl->diagnostic = false;
+    /* a scoped section nobody saw, and nobody queued on: a read */
+    if (!sl->diagnostic) sched_touch(s, sl, !sl->scoped || t);
+    if (sl->owner->scoped_lock == sl) sl->owner->scoped_lock = NULL;
+    sl->diagnostic = sl->scoped = false;
     if (atomic_sections(sl)) sl->owner->atomic_held--;
     set_owner(sl, NULL);
     if (t) {

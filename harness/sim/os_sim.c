@@ -95,6 +95,7 @@ static void remember_freed(void *p) {
 }
 
 bool sim_freed_context(const void *ctx) {
+    rt_access(&P->freed_core, RT_READ);
     for (uint32_t i = 0; i < P->nfreed_core; i++)
         if (P->freed_core[i] == ctx) return true;
     return false;
@@ -102,7 +103,8 @@ bool sim_freed_context(const void *ctx) {
 
 void *tph_os_alloc(size_t n) {
     if (!P) return sim_alloc_untracked(n);
-    sim_lock();
+    sim_lock_scoped();
+    sim_touch(&P->freed_core); /* and core_blocks_live, read only by an ordinary query */
     void *p = sim_fault_hit(SIM_FAULT_ALLOC, 0) ? NULL : sim_alloc_tracked(n);
     if (p) {
         P->core_blocks_live++;
@@ -118,7 +120,8 @@ void tph_os_free(void *p) {
         sim_free_any(p);
         return;
     }
-    sim_lock();
+    sim_lock_scoped();
+    sim_touch(&P->freed_core);
     if (P->core_blocks_live) P->core_blocks_live--;
     void *raw = sim_unlink_any(p);
     remember_freed(p);

@@ -4,6 +4,8 @@
 #include "sim_model.h"
 
 void sim_event_register(sim_obj *ev, sim_obj *w) {
+    sim_touch_obj(ev);
+    sim_touch_obj(w);
     w->ev_next = NULL;
     if (ev->ev_tail) ev->ev_tail->ev_next = w;
     else ev->ev_head = w;
@@ -12,6 +14,8 @@ void sim_event_register(sim_obj *ev, sim_obj *w) {
 }
 
 void sim_event_unregister(sim_obj *ev, sim_obj *w) {
+    sim_touch_obj(ev);
+    sim_touch_obj(w);
     sim_obj *prev = NULL;
     for (sim_obj *x = ev->ev_head; x; prev = x, x = x->ev_next) {
         if (x != w) continue;
@@ -36,7 +40,7 @@ static void deliver(sim_obj *ev) {
 
 tph_os_event *tph_os_event_create(bool manual_reset, bool initially_set) {
     sim_need_process("CreateEvent");
-    sim_lock();
+    sim_lock_scoped();
     tph_os_event *h = NULL;
     if (!sim_fault_hit(SIM_FAULT_EVENT_CREATE, 0)) {
         sim_obj *ev = sim_obj_new(SIM_OBJ_EVENT);
@@ -50,7 +54,7 @@ tph_os_event *tph_os_event_create(bool manual_reset, bool initially_set) {
 
 void tph_os_event_set(tph_os_event *eh) {
     sim_need_process("SetEvent");
-    sim_lock();
+    sim_lock_scoped();
     sim_obj *ev = sim_use(eh, SIM_OBJ_EVENT, "SetEvent", false);
     if (ev) {
         sim_hb_release(SIM_HB_EVENT_SET, &ev->hb[SIM_HB_EVENT_SET]);
@@ -63,7 +67,7 @@ void tph_os_event_set(tph_os_event *eh) {
 
 void tph_os_event_reset(tph_os_event *eh) {
     sim_need_process("ResetEvent");
-    sim_lock();
+    sim_lock_scoped();
     sim_obj *ev = sim_use(eh, SIM_OBJ_EVENT, "ResetEvent", false);
     if (ev) ev->set = false;
     sim_unlock();
@@ -71,7 +75,7 @@ void tph_os_event_reset(tph_os_event *eh) {
 
 uint32_t tph_os_event_wait(tph_os_event *eh, uint32_t timeout_ms) {
     sim_need_process("WaitForSingleObject");
-    sim_lock();
+    sim_lock_scoped();
     uint32_t r = TPH_OS_WAIT_TIMEOUT;
     sim_obj *ev = sim_use(eh, SIM_OBJ_EVENT, "WaitForSingleObject", false);
     if (ev) {
@@ -86,6 +90,7 @@ uint32_t tph_os_event_wait(tph_os_event *eh, uint32_t timeout_ms) {
             if (P->shutdown || ev->closed) break;
             if (deadline != RT_FOREVER && rt_now() >= deadline) break;
             rt_wait(&ev->ev_q, &P->lock, deadline, "WaitForSingleObject");
+            sim_touch_obj(ev); /* a scoped section's step after the wait */
         }
     }
     sim_unlock();
@@ -95,7 +100,7 @@ uint32_t tph_os_event_wait(tph_os_event *eh, uint32_t timeout_ms) {
 /* CloseHandle: waits still registered on it never fire (nothing can set it). */
 void tph_os_event_close(tph_os_event *eh) {
     sim_need_process("CloseHandle");
-    sim_lock();
+    sim_lock_scoped();
     sim_obj *ev = sim_use(eh, SIM_OBJ_EVENT, "CloseHandle", false);
     if (ev) {
         ev->closed = true;

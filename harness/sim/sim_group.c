@@ -11,7 +11,7 @@ void sim_timer_disarm(sim_obj *t);
 
 tph_os_group *tph_os_group_create(void) {
     sim_need_process("CreateThreadpoolCleanupGroup");
-    sim_lock();
+    sim_lock_scoped();
     sim_expect_announced("CreateThreadpoolCleanupGroup", 0, 0, 0);
     tph_os_group *h = NULL;
     if (!sim_fault_hit(SIM_FAULT_GROUP_CREATE, 0)) h = (tph_os_group *)sim_handle_of(sim_obj_new(SIM_OBJ_GROUP));

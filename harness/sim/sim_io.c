@@ -6,7 +6,7 @@
 
 void *sim_file_create(void) {
     sim_need_process("sim_file_create");
-    sim_lock();
+    sim_lock_scoped();
     void *h = sim_handle_of(sim_obj_new(SIM_OBJ_FILE));
     sim_unlock();
     return h;
@@ -14,10 +14,11 @@ void *sim_file_create(void) {
 
 tph_os_io *tph_os_io_create(void *file, tph_os_io_cb cb, void *ctx, const tph_os_env *env) {
     sim_need_process("CreateThreadpoolIo");
-    sim_lock();
+    sim_lock_scoped();
     sim_expect_announced("CreateThreadpoolIo", env && env->pool ? (uintptr_t)env->pool : 0, env && env->pool ? (uintptr_t)env->pool : 0, 0);
     tph_os_io *h = NULL;
     sim_obj *f = sim_use(file, SIM_OBJ_FILE, "CreateThreadpoolIo", false);
+    if (f && f->io) sim_touch_obj(f->io);
     if (f && f->io && !f->io->freed) {
         /* A handle is bound to one completion port for good. */
         sim_report_misuse("CreateThreadpoolIo", f, SIM_OBJ_FILE, "file already bound to an io object");
@@ -38,7 +39,7 @@ tph_os_io *tph_os_io_create(void *file, tph_os_io_cb cb, void *ctx, const tph_os
 
 void tph_os_io_start(tph_os_io *ih) {
     sim_need_process("StartThreadpoolIo");
-    sim_lock();
+    sim_lock_scoped();
     sim_expect_announced("StartThreadpoolIo", (uintptr_t)ih, sim_pool_key_of(sim_announced_pool(ih, SIM_OBJ_IO)), 0);
     sim_obj *o = sim_use(ih, SIM_OBJ_IO, "StartThreadpoolIo", false);
     if (o) {
@@ -50,7 +51,7 @@ void tph_os_io_start(tph_os_io *ih) {
 
 void tph_os_io_cancel(tph_os_io *ih) {
     sim_need_process("CancelThreadpoolIo");
-    sim_lock();
+    sim_lock_scoped();
     sim_expect_announced("CancelThreadpoolIo", (uintptr_t)ih, sim_pool_key_of(sim_announced_pool(ih, SIM_OBJ_IO)), 0);
     sim_obj *o = sim_use(ih, SIM_OBJ_IO, "CancelThreadpoolIo", true);
     if (o) {
@@ -68,11 +69,12 @@ void tph_os_io_cancel(tph_os_io *ih) {
 
 bool sim_io_complete(void *file, void *overlapped, uint32_t io_result, uintptr_t bytes) {
     sim_need_process("sim_io_complete");
-    sim_lock();
+    sim_lock_scoped();
     bool ok = false;
     sim_obj *f = sim_use(file, SIM_OBJ_FILE, "sim_io_complete", false);
     if (f) {
         sim_obj *o = f->io;
+        if (o) sim_touch_obj(o);
         if (!o || o->freed) {
             sim_report_misuse("sim_io_complete", f, SIM_OBJ_FILE, "no io object bound to the file");
         } else if (o->io_pending == 0) {
@@ -102,7 +104,7 @@ bool sim_io_complete(void *file, void *overlapped, uint32_t io_result, uintptr_t
  * completions (the same test: no callback after a cancelling wait). */
 void tph_os_io_wait(tph_os_io *ih, bool cancel_pending) {
     sim_need_process("WaitForThreadpoolIoCallbacks");
-    sim_lock();
+    sim_lock_scoped();
     sim_expect_announced("WaitForThreadpoolIoCallbacks", (uintptr_t)ih, sim_pool_key_of(sim_announced_pool(ih, SIM_OBJ_IO)), cancel_pending);
     sim_obj *o = sim_use(ih, SIM_OBJ_IO, "WaitForThreadpoolIoCallbacks", false);
     if (o) {
@@ -110,9 +112,11 @@ void tph_os_io_wait(tph_os_io *ih, bool cancel_pending) {
             sim_drop_packets(o); /* io: never a stall trigger */
             o->io_pending = 0;
         }
-        while (!P->shutdown && (o->running || o->queued || o->io_pending))
+        while (!P->shutdown && (o->running || o->queued || o->io_pending)) {
             rt_wait(&o->idle_q, &P->lock, RT_FOREVER,
                     o->io_pending ? "WaitForThreadpoolIoCallbacks (a start is open)" : "WaitForThreadpoolIoCallbacks");
+            sim_touch_obj(o); /* a scoped section's step after the wait */
+        }
         sim_hb_acquire(SIM_HB_CALLBACK_RETURN, &o->hb[SIM_HB_CALLBACK_RETURN]);
         sim_hb_acquire(SIM_HB_IO_CANCEL, &o->hb[SIM_HB_IO_CANCEL]);
     }
@@ -123,7 +127,7 @@ void tph_os_io_wait(tph_os_io *ih, bool cancel_pending) {
  * completed or was cancelled. */
 void tph_os_io_close(tph_os_io *ih) {
     sim_need_process("CloseThreadpoolIo");
-    sim_lock();
+    sim_lock_scoped();
     sim_expect_announced("CloseThreadpoolIo", (uintptr_t)ih, sim_pool_key_of(sim_announced_pool(ih, SIM_OBJ_IO)), 0);
     sim_obj *o = sim_use(ih, SIM_OBJ_IO, "CloseThreadpoolIo", false);
     if (o) {

@@ -163,6 +163,19 @@ extern sim_process *sim_P;
 void sim_need_process(const char *call);
 void sim_lock(void);
 void sim_unlock(void);
+/* Scoped sections (rt_lock_acquire_scoped): a seam call's section names
+ * what it touches, so the bounded search orders two of them only when they
+ * share something (harness/sim/README.md, "Scoped sections").  The units:
+ * a pool-bound object's state is its pool's, a pool, event, group or file
+ * is its own (sim_touch_obj); the handle table, the timer service, thread
+ * creation, the misuse list, a fault's counters and the freed core blocks
+ * are one each, named by their field of P (sim_touch).  The functions that
+ * reach an object or such a field announce it where they reach it, so a
+ * section built of them is covered; one that reads anything else -- every
+ * object, say -- stays ordinary (sim_lock). */
+void sim_lock_scoped(void);
+void sim_touch(const void *key);
+void sim_touch_obj(const sim_obj *o);
 /* Model memory: tracked, freed at process end; aborts when malloc fails. */
 void *sim_zalloc(size_t);
 void sim_free(void *);

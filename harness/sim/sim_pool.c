@@ -70,13 +70,15 @@ static void worker_main(void *arg) {
     sim_worker *w = (sim_worker *)arg;
     /* start_at was written before the spawn and is never written again */
     if (w->start_at) rt_sleep_until(w->start_at);
-    sim_lock();
+    sim_lock_scoped();
     sim_obj *pool = w->pool;
+    sim_touch_obj(pool);
     if (!w->retired) {
         w->started = true;
         pool->nstarted++;
     }
     while (!w->retired && !P->shutdown) {
+        sim_touch_obj(pool); /* every pass: the first, and each after an rt_wait */
         sim_packet *pk = pool->severed ? NULL : dequeue(pool);
         if (pk) {
             if (w->idle) {
@@ -108,7 +110,8 @@ static void worker_main(void *arg) {
                 sim_hb_release(SIM_HB_CALLBACK_RETURN, &o->hb[SIM_HB_CALLBACK_RETURN]);
                 sim_hb_release(SIM_HB_GROUP_RELEASE, &o->hb[SIM_HB_GROUP_RELEASE]);
             }
-            sim_lock();
+            sim_lock_scoped();
+            sim_touch_obj(pool);
             o->running--;
             pool->nrunning--;
             o->run_count++;
@@ -143,6 +146,8 @@ static void worker_main(void *arg) {
 
 static void spawn_worker(sim_obj *pool) {
     sim_worker *w = (sim_worker *)sim_zalloc(sizeof *w);
+    sim_touch(&P->all_workers); /* thread creation: ids go in spawn order */
+    sim_touch_obj(pool);
     w->pool = pool;
     w->id = ++P->next_worker_id;
     w->next = pool->workers;
@@ -159,6 +164,7 @@ static void spawn_worker(sim_obj *pool) {
  * not already on its way, else ask the factory for one more (up to max).  A
  * busy worker drains the queue before idling, so no packet is stranded. */
 static void kick(sim_obj *pool) {
+    sim_touch_obj(pool);
     if (pool->severed || P->shutdown) return;
     for (sim_worker *w = pool->workers; w; w = w->next) {
         if (w->idle && !w->signalled) {
@@ -172,6 +178,7 @@ static void kick(sim_obj *pool) {
 
 void sim_enqueue(sim_obj *o, const sim_packet *proto) {
     sim_obj *pool = o->pool;
+    sim_touch_obj(o);
     sim_packet *pk = (sim_packet *)sim_zalloc(sizeof *pk);
     *pk = *proto;
     pk->obj = o;
@@ -189,6 +196,7 @@ void sim_enqueue(sim_obj *o, const sim_packet *proto) {
 
 uint32_t sim_drop_packets(sim_obj *o) {
     sim_obj *pool = o->pool;
+    sim_touch_obj(o);
     uint32_t n = 0;
     for (int pr = 0; pr < 3; pr++) {
         sim_queue *q = &pool->queue[pr];
@@ -232,6 +240,7 @@ static bool stall_decides(sim_obj *pool) {
 }
 
 void sim_stall_check(sim_obj *pool, uint32_t dropped) {
+    sim_touch_obj(pool);
     if (dropped == 0 || pool->severed || pool->nstarted != 0) return;
     if (!stall_decides(pool)) return;
     pool->severed = true;
@@ -241,6 +250,7 @@ void sim_stall_check(sim_obj *pool, uint32_t dropped) {
 /* Only SubmitThreadpoolWork releases a severed pool; the released worker
  * serves the old queue first (FIFO: the submit's packet queues behind it). */
 void sim_pool_release(sim_obj *pool) {
+    sim_touch_obj(pool);
     if (!pool->severed) return;
     pool->severed = false;
     pool->releases++;
@@ -248,6 +258,7 @@ void sim_pool_release(sim_obj *pool) {
 
 /* ---- freeing ------------------------------------------------------------------ */
 static void maybe_free_pool(sim_obj *pool) {
+    sim_touch_obj(pool);
     if (!pool->closed || pool->freed || pool->bound != 0) return;
     pool->freed = true;
     /* Its workers leave: wake the idle ones (a freed pool idles out at once). */
@@ -255,6 +266,7 @@ static void maybe_free_pool(sim_obj *pool) {
 }
 
 void sim_maybe_free(sim_obj *o) {
+    sim_touch_obj(o);
     if (!o->closed || o->freed || o->queued || o->running || o->armed || o->io_pending) return;
     o->freed = true;
     if (o->pool) {
@@ -264,7 +276,11 @@ void sim_maybe_free(sim_obj *o) {
 }
 
 void sim_wait_callbacks(sim_obj *o, bool include_queued, const char *what, sim_hb_edge edge) {
-    while (!P->shutdown && (o->running || (include_queued && o->queued))) rt_wait(&o->idle_q, &P->lock, RT_FOREVER, what);
+    sim_touch_obj(o);
+    while (!P->shutdown && (o->running || (include_queued && o->queued))) {
+        rt_wait(&o->idle_q, &P->lock, RT_FOREVER, what);
+        sim_touch_obj(o); /* a scoped section's step after the wait */
+    }
     sim_hb_acquire(edge, &o->hb[edge]);
 }
 
@@ -283,7 +299,7 @@ void sim_stop_workers_locked(void) {
 /* ---- seam: pools ---------------------------------------------------------------- */
 tph_os_pool *tph_os_pool_create(void) {
     sim_need_process("CreateThreadpool");
-    sim_lock();
+    sim_lock_scoped();
     sim_expect_announced("CreateThreadpool", 0, 0, 0);
     tph_os_pool *h = NULL;
     if (!sim_fault_hit(SIM_FAULT_POOL_CREATE, 0)) h = (tph_os_pool *)sim_handle_of(sim_pool_new(false));
@@ -294,7 +310,7 @@ tph_os_pool *tph_os_pool_create(void) {
 /* SetThreadpoolThreadMaximum: a minimum above the new maximum drops to it. */
 void tph_os_pool_set_max(tph_os_pool *ph, uint32_t max) {
     sim_need_process("SetThreadpoolThreadMaximum");
-    sim_lock();
+    sim_lock_scoped();
     sim_expect_announced("SetThreadpoolThreadMaximum", (uintptr_t)ph, sim_pool_key_of(sim_announced_pool(ph, SIM_OBJ_POOL)), max);
     sim_obj *p = ph ? sim_use(ph, SIM_OBJ_POOL, "SetThreadpoolThreadMaximum", false) : NULL;
     if (!ph) sim_report_misuse("SetThreadpoolThreadMaximum", P->default_pool, SIM_OBJ_POOL, "default pool");
@@ -311,7 +327,7 @@ void tph_os_pool_set_max(tph_os_pool *ph, uint32_t max) {
  * and the minimum's threads are created at once. */
 bool tph_os_pool_set_min(tph_os_pool *ph, uint32_t min) {
     sim_need_process("SetThreadpoolThreadMinimum");
-    sim_lock();
+    sim_lock_scoped();
     sim_expect_announced("SetThreadpoolThreadMinimum", (uintptr_t)ph, sim_pool_key_of(sim_announced_pool(ph, SIM_OBJ_POOL)), min);
     sim_obj *p = ph ? sim_use(ph, SIM_OBJ_POOL, "SetThreadpoolThreadMinimum", false) : NULL;
     if (!ph) sim_report_misuse("SetThreadpoolThreadMinimum", P->default_pool, SIM_OBJ_POOL, "default pool");
@@ -326,7 +342,7 @@ bool tph_os_pool_set_min(tph_os_pool *ph, uint32_t min) {
 
 void tph_os_pool_close(tph_os_pool *ph) {
     sim_need_process("CloseThreadpool");
-    sim_lock();
+    sim_lock_scoped();
     sim_expect_announced("CloseThreadpool", (uintptr_t)ph, sim_pool_key_of(sim_announced_pool(ph, SIM_OBJ_POOL)), 0);
     if (!ph) {
         sim_report_misuse("CloseThreadpool", P->default_pool, SIM_OBJ_POOL, "default pool cannot be closed");
@@ -430,7 +446,7 @@ void sim_set_private_stall(sim_stall s) {
 
 void sim_pool_hold_factory(tph_os_pool *ph, bool hold) {
     sim_need_process("sim_pool_hold_factory");
-    sim_lock();
+    sim_lock_scoped();
     sim_obj *p = sim_obj_from_handle(ph, SIM_OBJ_POOL);
     if (p) {
         p->factory_held = hold;
@@ -444,9 +460,10 @@ void sim_pool_hold_factory(tph_os_pool *ph, bool hold) {
  * next run. */
 void sim_pool_retire_idle_workers(tph_os_pool *ph) {
     sim_need_process("sim_pool_retire_idle_workers");
-    sim_lock();
+    sim_lock_scoped();
     sim_obj *p = ph ? sim_obj_from_handle(ph, SIM_OBJ_POOL) : P->default_pool; /* NULL: the default pool (sim.h) */
     if (p) {
+        sim_touch_obj(p);
         sim_worker *w = p->workers;
         while (w && p->nworkers > p->min_threads) {
             sim_worker *next = w->next;

@@ -125,7 +125,10 @@ void sim_need_process(const char *call) {
 }
 
 void sim_lock(void) { rt_lock_acquire(&P->lock); }
+void sim_lock_scoped(void) { rt_lock_acquire_scoped(&P->lock); }
 void sim_unlock(void) { rt_lock_release(&P->lock); }
+void sim_touch(const void *key) { rt_access(key, RT_WRITE); }
+void sim_touch_obj(const sim_obj *o) { sim_touch(o->pool ? o->pool : o); }
 
 bool sim_process_active(void) { return P != NULL; }
 
@@ -186,6 +189,7 @@ void sim_process_end(void) {
  * handle = ((index + 1) << 4) | kind: deterministic for a seed, never an
  * address, and still decodable after the object is freed. */
 sim_obj *sim_obj_new(sim_object_kind kind) {
+    sim_touch(&P->objs);
     if (P->nobjs == P->cap) {
         uint32_t cap = P->cap ? P->cap * 2 : 64;
         sim_obj **n = (sim_obj **)realloc(P->objs, cap * sizeof *n);
@@ -214,12 +218,15 @@ sim_obj *sim_obj_from_handle(const void *handle, sim_object_kind kind) {
     if ((v & 0xFu) != (uintptr_t)kind && kind != SIM_OBJ_NONE) return NULL;
     uintptr_t index = (v >> 4) - 1u;
     if ((v >> 4) == 0 || index >= P->nobjs) return NULL;
+    rt_access(&P->objs, RT_READ);
     sim_obj *o = P->objs[index];
     if ((uintptr_t)o->kind != (v & 0xFu)) return NULL;
+    sim_touch_obj(o);
     return o;
 }
 
 void sim_report_misuse(const char *call, const sim_obj *o, sim_object_kind kind, const char *problem) {
+    sim_touch(&P->misuse);
     if (P->nmisuse == P->capmisuse) {
         size_t cap = P->capmisuse ? P->capmisuse * 2 : 16;
         sim_misuse *n = (sim_misuse *)realloc(P->misuse, cap * sizeof *n);
@@ -330,6 +337,7 @@ uint64_t sim_fault_fired(sim_fault_kind k) {
 
 bool sim_fault_hit(sim_fault_kind kind, uintptr_t pool_key) {
     sim_fault_state *s = &P->faults[kind];
+    sim_touch(s);
     s->calls++;
     if (s->armed.nth == 0) return false;
     if (s->armed.match_pool && s->armed.pool_key != pool_key) return false;

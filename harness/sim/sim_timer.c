@@ -26,10 +26,18 @@ static uint64_t next_deadline(void) {
 
 static void fire_timer(sim_obj *t, uint64_t now);
 
+/* A pass reads every timed object's deadline: each one's unit, and the
+ * service's own. */
+static void touch_timed(void) {
+    sim_touch(&P->timed);
+    for (uint32_t i = 0; i < P->ntimed; i++) sim_touch_obj(P->timed[i]);
+}
+
 static void service_main(void *arg) {
     (void)arg;
-    sim_lock();
+    sim_lock_scoped();
     while (!P->shutdown) {
+        touch_timed(); /* every pass: the first, and each after an rt_wait */
         uint64_t now = rt_now();
         /* Fire what is due, in table order (deterministic), then sleep. */
         for (uint32_t i = 0; i < P->ntimed;) {
@@ -49,6 +57,8 @@ static void service_main(void *arg) {
 }
 
 void sim_timed_add(sim_obj *o) {
+    sim_touch(&P->timed);
+    sim_touch_obj(o);
     if (!o->timed) {
         if (P->ntimed == P->captimed) {
             uint32_t cap = P->captimed ? P->captimed * 2 : 16;
@@ -61,6 +71,7 @@ void sim_timed_add(sim_obj *o) {
         o->timed = true;
     }
     if (!P->service) {
+        sim_touch(&P->all_workers); /* thread creation */
         P->service = rt_spawn("timer service", service_main, NULL, true);
     } else if (o->deadline < P->service_sleep_until) {
         P->service_sleep_until = o->deadline;
@@ -71,7 +82,9 @@ void sim_timed_add(sim_obj *o) {
 /* Order-preserving removal: firing order among equal deadlines is the
  * arming order, whatever was removed in between. */
 void sim_timed_remove(sim_obj *o) {
+    sim_touch_obj(o);
     if (!o->timed) return;
+    sim_touch(&P->timed);
     for (uint32_t i = 0; i < P->ntimed; i++) {
         if (P->timed[i] != o) continue;
         for (uint32_t j = i + 1; j < P->ntimed; j++) P->timed[j - 1] = P->timed[j];
@@ -108,7 +121,7 @@ static void fire_timer(sim_obj *t, uint64_t now) {
 
 tph_os_timer *tph_os_timer_create(tph_os_timer_cb cb, void *ctx, const tph_os_env *env) {
     sim_need_process("CreateThreadpoolTimer");
-    sim_lock();
+    sim_lock_scoped();
     sim_expect_announced("CreateThreadpoolTimer", env && env->pool ? (uintptr_t)env->pool : 0, env && env->pool ? (uintptr_t)env->pool : 0, 0);
     sim_obj *o = sim_bound_new(SIM_OBJ_TIMER, SIM_FAULT_TIMER_CREATE, env, ctx, "CreateThreadpoolTimer");
     if (o) o->cb.timer = cb;
@@ -125,7 +138,7 @@ static void disarm(sim_obj *t) {
 
 void tph_os_timer_set(tph_os_timer *th, const int64_t *due, uint32_t period_ms, uint32_t window_ms) {
     sim_need_process("SetThreadpoolTimer");
-    sim_lock();
+    sim_lock_scoped();
     sim_expect_announced("SetThreadpoolTimer", (uintptr_t)th, sim_pool_key_of(sim_announced_pool(th, SIM_OBJ_TIMER)), due ? (uint64_t)*due : 0);
     sim_obj *t = sim_use(th, SIM_OBJ_TIMER, "SetThreadpoolTimer", false);
     if (t) {
@@ -153,7 +166,7 @@ void tph_os_timer_set(tph_os_timer *th, const int64_t *due, uint32_t period_ms, 
 
 bool tph_os_timer_is_set(tph_os_timer *th) {
     sim_need_process("IsThreadpoolTimerSet");
-    sim_lock();
+    sim_lock_scoped();
     sim_expect_announced("IsThreadpoolTimerSet", (uintptr_t)th, sim_pool_key_of(sim_announced_pool(th, SIM_OBJ_TIMER)), 0);
     sim_obj *t = sim_use(th, SIM_OBJ_TIMER, "IsThreadpoolTimerSet", false);
     bool set = t && t->armed;
@@ -163,7 +176,7 @@ bool tph_os_timer_is_set(tph_os_timer *th) {
 
 void tph_os_timer_wait(tph_os_timer *th, bool cancel_pending) {
     sim_need_process("WaitForThreadpoolTimerCallbacks");
-    sim_lock();
+    sim_lock_scoped();
     sim_expect_announced("WaitForThreadpoolTimerCallbacks", (uintptr_t)th, sim_pool_key_of(sim_announced_pool(th, SIM_OBJ_TIMER)), cancel_pending);
     sim_obj *t = sim_use(th, SIM_OBJ_TIMER, "WaitForThreadpoolTimerCallbacks", false);
     if (t) {
@@ -176,7 +189,7 @@ void tph_os_timer_wait(tph_os_timer *th, bool cancel_pending) {
 /* Returns at once: the timer stops; a queued tick still runs, then it is freed. */
 void tph_os_timer_close(tph_os_timer *th) {
     sim_need_process("CloseThreadpoolTimer");
-    sim_lock();
+    sim_lock_scoped();
     sim_expect_announced("CloseThreadpoolTimer", (uintptr_t)th, sim_pool_key_of(sim_announced_pool(th, SIM_OBJ_TIMER)), 0);
     sim_obj *t = sim_use(th, SIM_OBJ_TIMER, "CloseThreadpoolTimer", false);
     if (t) {

@@ -7,6 +7,7 @@
 #include "sim_model.h"
 
 void sim_wait_unarm(sim_obj *w) {
+    sim_touch_obj(w);
     if (w->event) sim_event_unregister(w->event, w);
     if (w->timed) sim_timed_remove(w);
     w->armed = false;
@@ -32,7 +33,7 @@ static void cancel_queued(sim_obj *w) {
 
 tph_os_wait *tph_os_wait_create(tph_os_wait_cb cb, void *ctx, const tph_os_env *env) {
     sim_need_process("CreateThreadpoolWait");
-    sim_lock();
+    sim_lock_scoped();
     sim_expect_announced("CreateThreadpoolWait", env && env->pool ? (uintptr_t)env->pool : 0, env && env->pool ? (uintptr_t)env->pool : 0, 0);
     sim_obj *o = sim_bound_new(SIM_OBJ_WAIT, SIM_FAULT_WAIT_CREATE, env, ctx, "CreateThreadpoolWait");
     if (o) o->cb.wait = cb;
@@ -43,7 +44,7 @@ tph_os_wait *tph_os_wait_create(tph_os_wait_cb cb, void *ctx, const tph_os_env *
 
 void tph_os_wait_set(tph_os_wait *wh, tph_os_event *eh, uint32_t timeout_ms) {
     sim_need_process("SetThreadpoolWait");
-    sim_lock();
+    sim_lock_scoped();
     sim_expect_announced("SetThreadpoolWait", (uintptr_t)wh, sim_pool_key_of(sim_announced_pool(wh, SIM_OBJ_WAIT)), eh ? timeout_ms : 0);
     sim_obj *w = sim_use(wh, SIM_OBJ_WAIT, "SetThreadpoolWait", false);
     sim_obj *ev = NULL;
@@ -72,7 +73,7 @@ void tph_os_wait_set(tph_os_wait *wh, tph_os_event *eh, uint32_t timeout_ms) {
 
 void tph_os_wait_wait(tph_os_wait *wh, bool cancel_pending) {
     sim_need_process("WaitForThreadpoolWaitCallbacks");
-    sim_lock();
+    sim_lock_scoped();
     sim_expect_announced("WaitForThreadpoolWaitCallbacks", (uintptr_t)wh, sim_pool_key_of(sim_announced_pool(wh, SIM_OBJ_WAIT)), cancel_pending);
     sim_obj *w = sim_use(wh, SIM_OBJ_WAIT, "WaitForThreadpoolWaitCallbacks", false);
     if (w) {
@@ -86,7 +87,7 @@ void tph_os_wait_wait(tph_os_wait *wh, bool cancel_pending) {
  * frees once a running callback has returned. */
 void tph_os_wait_close(tph_os_wait *wh) {
     sim_need_process("CloseThreadpoolWait");
-    sim_lock();
+    sim_lock_scoped();
     sim_expect_announced("CloseThreadpoolWait", (uintptr_t)wh, sim_pool_key_of(sim_announced_pool(wh, SIM_OBJ_WAIT)), 0);
     sim_obj *w = sim_use(wh, SIM_OBJ_WAIT, "CloseThreadpoolWait", false);
     if (w) {

@@ -5,7 +5,7 @@
 
 tph_os_work *tph_os_work_create(tph_os_work_cb cb, void *ctx, const tph_os_env *env) {
     sim_need_process("CreateThreadpoolWork");
-    sim_lock();
+    sim_lock_scoped();
     sim_expect_announced("CreateThreadpoolWork", env && env->pool ? (uintptr_t)env->pool : 0, env && env->pool ? (uintptr_t)env->pool : 0, 0);
     sim_obj *o = sim_bound_new(SIM_OBJ_WORK, SIM_FAULT_WORK_CREATE, env, ctx, "CreateThreadpoolWork");
     if (o) o->cb.work = cb;
@@ -16,7 +16,7 @@ tph_os_work *tph_os_work_create(tph_os_work_cb cb, void *ctx, const tph_os_env *
 
 void tph_os_work_submit(tph_os_work *wh) {
     sim_need_process("SubmitThreadpoolWork");
-    sim_lock();
+    sim_lock_scoped();
     sim_expect_announced("SubmitThreadpoolWork", (uintptr_t)wh, sim_pool_key_of(sim_announced_pool(wh, SIM_OBJ_WORK)), 0);
     sim_obj *o = sim_use(wh, SIM_OBJ_WORK, "SubmitThreadpoolWork", false);
     if (o) {
@@ -30,7 +30,7 @@ void tph_os_work_submit(tph_os_work *wh) {
 
 void tph_os_work_wait(tph_os_work *wh, bool cancel_pending) {
     sim_need_process("WaitForThreadpoolWorkCallbacks");
-    sim_lock();
+    sim_lock_scoped();
     sim_expect_announced("WaitForThreadpoolWorkCallbacks", (uintptr_t)wh, sim_pool_key_of(sim_announced_pool(wh, SIM_OBJ_WORK)), cancel_pending);
     sim_obj *o = sim_use(wh, SIM_OBJ_WORK, "WaitForThreadpoolWorkCallbacks", false);
     if (o) {
@@ -43,7 +43,7 @@ void tph_os_work_wait(tph_os_work *wh, bool cancel_pending) {
 /* Returns at once; queued submissions still run, then the object is freed. */
 void tph_os_work_close(tph_os_work *wh) {
     sim_need_process("CloseThreadpoolWork");
-    sim_lock();
+    sim_lock_scoped();
     sim_expect_announced("CloseThreadpoolWork", (uintptr_t)wh, sim_pool_key_of(sim_announced_pool(wh, SIM_OBJ_WORK)), 0);
     sim_obj *o = sim_use(wh, SIM_OBJ_WORK, "CloseThreadpoolWork", false);
     if (o) {
