@@ -1352,6 +1352,88 @@ static void por_takes_diagnostic_sections_for_independent(void **state) {
     }
 }
 
+/* Two threads each yield, then take one lock (marked atomic sections) for a
+ * section that announces one word, and give it back.  Scoped
+ * (rt_lock_acquire_scoped), the sections only read the lock: on different
+ * words 1 trace, on one word 2.  One of them ordinary writes the lock: 2
+ * whatever they announce -- on idle time, where a section runs through its
+ * inner yield.  On step time the search switches there too, b can find a's
+ * section held, and a section seen held is ordered as an ordinary one. */
+typedef struct scoped_sections {
+    rt_lock l;
+    uint32_t x, y;
+    bool same, a_ordinary;
+} scoped_sections;
+static void ss_t(void *p) {
+    scoped_sections *d = (scoped_sections *)p;
+    bool a = rt_thread_id() == 2;
+    rt_yield();
+    if (a && d->a_ordinary) rt_lock_acquire(&d->l);
+    else rt_lock_acquire_scoped(&d->l);
+    rt_access(a || d->same ? &d->x : &d->y, RT_WRITE);
+    rt_yield();
+    rt_lock_release(&d->l);
+}
+static void ss_main(void *p) {
+    rt_lock_atomic_sections(&((scoped_sections *)p)->l);
+    (void)rt_spawn("a", ss_t, p, false);
+    (void)rt_spawn("b", ss_t, p, false);
+}
+static void ss_reset_apart(void *p) { memset(p, 0, sizeof(scoped_sections)); }
+static void ss_reset_same(void *p) {
+    ss_reset_apart(p);
+    ((scoped_sections *)p)->same = true;
+}
+static void ss_reset_ordinary(void *p) {
+    ss_reset_apart(p);
+    ((scoped_sections *)p)->a_ordinary = true;
+}
+
+static void por_orders_scoped_sections_by_what_they_announce(void **state) {
+    scoped_sections d;
+    unsigned b;
+    int time;
+    (void)state;
+    for (time = 0; time <= 1; time++)
+        for (b = 1; b <= 2; b++) {
+            sched_time_model tm = time ? SCHED_TIME_IDLE : SCHED_TIME_STEPS;
+            por_stats apart = explore_runs_on(tm, b, true, ss_main, &d, ss_reset_apart, NULL, false);
+            por_stats same = explore_runs_on(tm, b, true, ss_main, &d, ss_reset_same, NULL, false);
+            por_stats ordinary = explore_runs_on(tm, b, true, ss_main, &d, ss_reset_ordinary, NULL, false);
+            assert_true(apart.complete && same.complete && ordinary.complete);
+            if (tm == SCHED_TIME_IDLE) {
+                assert_int_equal(apart.traces, 1);
+                assert_int_equal(same.traces, 2);
+                assert_int_equal(ordinary.traces, 2);
+            } else {
+                /* b can find a's section held: the sections are ordered */
+                assert_int_equal(apart.traces, ordinary.traces);
+                assert_int_equal(same.traces, ordinary.traces);
+                assert_true(apart.traces > 2);
+            }
+        }
+}
+
+/* rt_lock_acquire_scoped needs a lock whose sections are atomic, and no
+ * scoped section inside another. */
+static void scoped_on_unmarked(void *p) {
+    rt_lock *l = (rt_lock *)p;
+    rt_lock_acquire_scoped(l);
+    rt_lock_release(l);
+}
+static void por_refuses_a_scoped_section_on_an_unmarked_lock(void **state) {
+    rt_lock l;
+    sched_options o;
+    sched_result r;
+    (void)state;
+    memset(&l, 0, sizeof l);
+    sched_options_default(&o);
+    assert_int_equal(sched_run(&o, scoped_on_unmarked, &l, &r), 0);
+    assert_int_equal(r.status, SCHED_MISUSE);
+    assert_non_null(strstr(r.reason, "rt_lock_acquire_scoped of a lock not marked"));
+    sched_result_free(&r);
+}
+
 /* A POR node keeps its arrival sleep set and then one record per thread
  * explored from it (sched_dfs_internal.h), updated, never appended again,
  * when a later run replays the same pick: three threads of four yielding
@@ -1658,6 +1740,8 @@ int main(void) {
         cmocka_unit_test(por_on_idle_time_a_timed_wait_commutes_with_other_objects),
         cmocka_unit_test(por_takes_an_idle_time_jump_for_a_barrier),
         cmocka_unit_test(por_takes_diagnostic_sections_for_independent),
+        cmocka_unit_test(por_orders_scoped_sections_by_what_they_announce),
+        cmocka_unit_test(por_refuses_a_scoped_section_on_an_unmarked_lock),
         cmocka_unit_test(por_takes_address_0_for_one_object),
         cmocka_unit_test(por_numbers_each_object_once_across_the_tables_growth),
         cmocka_unit_test(por_refuses_a_65th_thread),
