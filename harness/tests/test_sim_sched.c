@@ -413,6 +413,59 @@ static void test_sched_every_seam_write_races_a_read(void **st) {
     }
 }
 
+/* Scoped model sections (sim_model.h): a submit's section touches its
+ * work's pool only.  Two threads each submit one work; with both pools'
+ * factories held no worker runs, so the submits are all there is.  On two
+ * pools the reduced search finds 1 trace, on one pool 2 (the queue's
+ * order), at bounds 0-2 and on either time model. */
+static tph_os_work *g_sub[2];
+static void sub_thread(void *arg) { tph_os_work_submit(g_sub[(uintptr_t)arg]); }
+static void sub_main(void *arg) {
+    bool apart = arg != NULL;
+    sim_process_begin(NULL);
+    tph_os_pool *p = tph_os_pool_create(), *q = apart ? tph_os_pool_create() : p;
+    sim_pool_hold_factory(p, true);
+    sim_pool_hold_factory(q, true);
+    tph_os_env ep = {p, NULL, NULL, TPH_OS_PRIORITY_NORMAL, false};
+    tph_os_env eq = {q, NULL, NULL, TPH_OS_PRIORITY_NORMAL, false};
+    g_sub[0] = tph_os_work_create(nop_work, NULL, &ep);
+    g_sub[1] = tph_os_work_create(nop_work, NULL, &eq);
+    (void)rt_spawn("a", sub_thread, (void *)(uintptr_t)0, false);
+    (void)rt_spawn("b", sub_thread, (void *)(uintptr_t)1, false);
+}
+static uint64_t submit_traces(bool apart, unsigned bound, sched_time_model time) {
+    sched_dfs *d = sched_dfs_new(bound);
+    uint64_t traces;
+    assert_non_null(d);
+    sched_dfs_set_por(d, true);
+    do {
+        sched_options o;
+        sched_result r;
+        sched_options_default(&o);
+        o.strategy = SCHED_STRATEGY_DFS;
+        o.dfs = d;
+        o.time = time;
+        assert_int_equal(sched_run(&o, sub_main, apart ? (void *)1 : NULL, &r), 0);
+        if (r.status != SCHED_OK) fail_msg("%s %s", sched_status_name(r.status), r.reason);
+        sched_result_free(&r);
+        if (sim_process_active()) sim_process_end();
+    } while (sched_dfs_advance(d) && sched_dfs_runs(d) < 1000);
+    assert_true(sched_dfs_complete(d));
+    traces = sched_dfs_traces(d);
+    sched_dfs_free(d);
+    return traces;
+}
+static void test_sched_submits_on_two_pools_commute(void **st) {
+    unsigned b;
+    (void)st;
+    for (b = 0; b <= 2; b++) {
+        assert_int_equal(submit_traces(true, b, SCHED_TIME_IDLE), 1);
+        assert_int_equal(submit_traces(false, b, SCHED_TIME_IDLE), 2);
+        assert_int_equal(submit_traces(true, b, SCHED_TIME_STEPS), 1);
+        assert_int_equal(submit_traces(false, b, SCHED_TIME_STEPS), 2);
+    }
+}
+
 /* A model call is one atomic step of the model: what it records and what
  * it changes happen together, inside its critical section, so no other
  * thread sees one without the other, nor the call's effect while the caller
@@ -934,6 +987,7 @@ int main(void) {
         cmocka_unit_test(test_sched_wait_zero_timeout_times_out_at_once),
         cmocka_unit_test(test_sched_submit_on_closed_busy_work),
         cmocka_unit_test(test_sched_wide_timer_window_in_milliseconds),
+        cmocka_unit_test(test_sched_submits_on_two_pools_commute),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     sched_release_cache();
