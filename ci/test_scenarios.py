@@ -358,7 +358,7 @@ def test_verify_proves_the_inline_submission_window_at_one_preemption():
     """tick-races-inline-submit: the tick meets a submission between its two
     atomics only with a preemption at that one step -- about 1 random run in
     100.  The scenario is small enough for DFS at P = 1 to cover every such
-    schedule (345 traces on idle time, under a second): PROVEN here, and a
+    schedule (210 traces on idle time, under a second): PROVEN here, and a
     submission that counts the repair before stamping it fails the search
     (the sabotage entry `inline-count-before-stamp`)."""
     path = REPO / "scenarios" / "tick-races-inline-submit.scn"
