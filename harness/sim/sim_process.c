@@ -143,8 +143,8 @@ void sim_process_begin(const sim_config *cfg) {
      * sections touch the model only, and every wait queue of the model is
      * waited on under it, so a wake, spawn or fault counter inside one is
      * seen by nobody before the section ends: atomic sections. */
-    rt_lock_harness_only(&P->lock);
     rt_lock_atomic_sections(&P->lock);
+    rt_lock_harness_only(&P->lock);
     P->cfg = cfg ? *cfg : sim_config_default();
     P->private_stall = P->cfg.private_pool_stall;
     P->runtime = rt_installed();
