@@ -370,8 +370,8 @@ def test_verify_proves_the_inline_submission_window_at_one_preemption():
 
 
 # Runs per scenario for the corpus-wide DFS: the two re-arming scenarios run
-# 25,000 scheduling points a run (their workers spin until the fair schedule
-# demotes them), ~375 runs/s; the rest 10-30 k runs/s.
+# ~4,500 choices a run (their workers spin until the fair schedule demotes
+# them), ~2,000 runs/s; the rest 10-30 k runs/s.
 DFS_CORPUS_RUNS = 1000
 
 
@@ -391,7 +391,7 @@ def test_dfs_over_the_corpus_at_one_preemption_has_no_failure():
     for name, r in dfs.items():
         assert r["failures"] == 0 and r["interleavings"] > 0, r
     fair = dfs["group-release-cancelling-stops-rearms.scn"]
-    assert fair["fair_runs"] > 0 and fair["max_streak"] == 4096, fair
+    assert fair["fair_runs"] > 0 and fair["max_streak"] == 1024, fair
 
 
 def test_verify_prints_a_line_per_scenario_and_a_total():

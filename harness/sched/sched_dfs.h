@@ -32,7 +32,7 @@ typedef struct sched_dfs sched_dfs;
 /* Fairness (strategy_dfs_fair.c says why): a thread that keeps the CPU for
  * this many choice points in a row while another thread is runnable is
  * demoted until every other runnable thread has run; the switch is free. */
-#define SCHED_DFS_FAIR_BOUND 4096
+#define SCHED_DFS_FAIR_BOUND 1024
 
 sched_dfs *sched_dfs_new(unsigned max_preemptions); /* NULL when out of memory */
 /* Before the first run: the fairness bound in choice points; 0 turns

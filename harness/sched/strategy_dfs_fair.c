@@ -14,11 +14,14 @@
  * preemption the search chose.  A livelock that survives this is reported
  * as one under fair scheduling (sched_core.c).
  *
- * fair_bound is 4,096 picks: above every streak of the corpus's correct
- * runs (longest measured at P = 1, 300 runs a scenario: 332 picks,
- * many-pools-churn.scn), so fairness leaves the tree of every scenario
- * that terminates as it was, and far below max_steps (1,000,000), so a
- * spinner is demoted ~240 times before a run is called a livelock. */
+ * fair_bound is 1,024 picks: three times the longest streak of the
+ * corpus's correct runs (measured at P = 1, 1,000 runs a scenario: 331
+ * picks, many-pools-churn.scn), so fairness leaves the tree of every
+ * scenario that terminates as it was, and far below max_steps (1,000,000),
+ * so a spinner is demoted ~970 times before a run is called a livelock.
+ * It was 4,096; every run of a re-arming scenario spins until a demotion,
+ * and at a quarter of the spin group-release-stops-rearms at P = 2 is
+ * complete in 9,186 runs (it stopped at 20,000 before). */
 #include <stdlib.h>
 
 #include "sched_dfs_internal.h"
