@@ -372,9 +372,12 @@ static void wr_main(void *arg) { /* nobody joins: a join would race with the exi
  * off): `before` resets what a run writes, `outcome` reads what it saw; a
  * run ends its process if it began one. */
 typedef void (*dfs_outcome_fn)(void);
-static void dfs_every_interleaving(rt_thread_fn main_fn, void *arg, bool por, dfs_outcome_fn before,
-                                   dfs_outcome_fn outcome) {
-    sched_dfs *d = sched_dfs_new(2);
+/* The whole search at `bound` on `time`; returns its traces (its runs
+ * without the reduction). */
+static uint64_t dfs_search(rt_thread_fn main_fn, void *arg, unsigned bound, sched_time_model time, bool por,
+                           dfs_outcome_fn before, dfs_outcome_fn outcome) {
+    sched_dfs *d = sched_dfs_new(bound);
+    uint64_t traces;
     assert_non_null(d);
     sched_dfs_set_por(d, por);
     do {
@@ -384,6 +387,7 @@ static void dfs_every_interleaving(rt_thread_fn main_fn, void *arg, bool por, df
         sched_options_default(&o);
         o.strategy = SCHED_STRATEGY_DFS;
         o.dfs = d;
+        o.time = time;
         assert_int_equal(sched_run(&o, main_fn, arg, &r), 0);
         if (r.status != SCHED_OK) fail_msg("%s %s\n%s", sched_status_name(r.status), r.reason, r.schedule);
         sched_result_free(&r);
@@ -392,7 +396,13 @@ static void dfs_every_interleaving(rt_thread_fn main_fn, void *arg, bool por, df
     } while (sched_dfs_advance(d) && sched_dfs_runs(d) < 20000);
     assert_null(sched_dfs_error(d));
     assert_true(sched_dfs_complete(d));
+    traces = por ? sched_dfs_traces(d) : sched_dfs_runs(d);
     sched_dfs_free(d);
+    return traces;
+}
+static void dfs_every_interleaving(rt_thread_fn main_fn, void *arg, bool por, dfs_outcome_fn before,
+                                   dfs_outcome_fn outcome) {
+    (void)dfs_search(main_fn, arg, 2, SCHED_TIME_STEPS, por, before, outcome);
 }
 
 static void wr_reset(void) {
@@ -434,26 +444,7 @@ static void sub_main(void *arg) {
     (void)rt_spawn("b", sub_thread, (void *)(uintptr_t)1, false);
 }
 static uint64_t submit_traces(bool apart, unsigned bound, sched_time_model time) {
-    sched_dfs *d = sched_dfs_new(bound);
-    uint64_t traces;
-    assert_non_null(d);
-    sched_dfs_set_por(d, true);
-    do {
-        sched_options o;
-        sched_result r;
-        sched_options_default(&o);
-        o.strategy = SCHED_STRATEGY_DFS;
-        o.dfs = d;
-        o.time = time;
-        assert_int_equal(sched_run(&o, sub_main, apart ? (void *)1 : NULL, &r), 0);
-        if (r.status != SCHED_OK) fail_msg("%s %s", sched_status_name(r.status), r.reason);
-        sched_result_free(&r);
-        if (sim_process_active()) sim_process_end();
-    } while (sched_dfs_advance(d) && sched_dfs_runs(d) < 1000);
-    assert_true(sched_dfs_complete(d));
-    traces = sched_dfs_traces(d);
-    sched_dfs_free(d);
-    return traces;
+    return dfs_search(sub_main, apart ? (void *)1 : NULL, bound, time, true, NULL, NULL);
 }
 static void test_sched_submits_on_two_pools_commute(void **st) {
     unsigned b;
