@@ -182,8 +182,9 @@ sched_waitq *sched_waitq_of(sched *, rt_waitq *);
  * can see it held (rt_lock_acquire_scoped). */
 typedef enum sched_take { SCHED_TAKE_ORDINARY, SCHED_TAKE_DIAGNOSTIC, SCHED_TAKE_SCOPED } sched_take;
 void sched_lock_take(sched *, sched_lock *, sched_take);
-/* The scoped section `t` holds has been seen held (its holder blocked
- * inside): from here its steps write the lock, as an ordinary one's. */
+/* The scoped section `t` holds may be seen held (its holder blocked inside,
+ * or a search on step time switched inside): from here its steps write the
+ * lock, as an ordinary one's. */
 void sched_lock_seen(sched *, rt_thread *t);
 void sched_lock_give(sched *, sched_lock *);
 void sched_q_remove(rt_thread **head, rt_thread **tail, rt_thread *);

@@ -59,6 +59,9 @@ static void op_yield(void) {
     sched_tsan_quiet_end(me);
 }
 
+/* RT_LOCK_HARNESS, RT_LOCK_UNORDERED or 0: the race detector's view of l. */
+static uintptr_t lock_kind(const rt_lock *l) { return l->race_kind & RT_LOCK_KIND; }
+
 static void lock_acquire(rt_lock *l, sched_take kind) {
     sched *s = sched_current;
     rt_thread *me = s->current;
@@ -75,10 +78,10 @@ static void lock_acquire(rt_lock *l, sched_take kind) {
                sl->id);
     sched_lock_take(s, sl, kind);
     if (kind == SCHED_TAKE_DIAGNOSTIC) me->diagnostic_held++;
-    if ((l->race_kind & RT_LOCK_KIND) == RT_LOCK_HARNESS) {
+    if (lock_kind(l) == RT_LOCK_HARNESS) {
         /* The holder's own accesses are the harness's (sched_tsan.h). */
         if (me->quiet_held++ == 0) sched_tsan_quiet_begin(me);
-    } else if ((l->race_kind & RT_LOCK_KIND) != RT_LOCK_UNORDERED) {
+    } else if (lock_kind(l) != RT_LOCK_UNORDERED) {
         sched_hb_acquire(l);
     }
     sched_tsan_quiet_end(me);
@@ -110,9 +113,9 @@ static void op_lock_release(rt_lock *l) {
     sl = sched_lock_of(s, l);
     if (sl->owner != me) misuse(s, "rt_lock_release of a lock not held", sl->id);
     if (sl->diagnostic) me->diagnostic_held--;
-    if ((l->race_kind & RT_LOCK_KIND) == RT_LOCK_HARNESS) {
+    if (lock_kind(l) == RT_LOCK_HARNESS) {
         if (--me->quiet_held == 0) sched_tsan_quiet_end(me);
-    } else if ((l->race_kind & RT_LOCK_KIND) != RT_LOCK_UNORDERED) {
+    } else if (lock_kind(l) != RT_LOCK_UNORDERED) {
         sched_hb_release(l);
     }
     sched_lock_give(s, sl);
@@ -126,7 +129,7 @@ static bool op_wait(rt_waitq *q, rt_lock *l, uint64_t deadline, const char *what
     sched_lock *sl;
     sched_waitq *sq;
     bool woken, scoped;
-    bool edge = (l->race_kind & RT_LOCK_KIND) == 0;
+    bool edge = lock_kind(l) == 0;
     sched_tsan_quiet_begin(cur);
     sched_tick(s);
     sl = sched_lock_of(s, l);
