@@ -89,8 +89,7 @@ uint32_t tph_os_event_wait(tph_os_event *eh, uint32_t timeout_ms) {
             }
             if (P->shutdown || ev->closed) break;
             if (deadline != RT_FOREVER && rt_now() >= deadline) break;
-            rt_wait(&ev->ev_q, &P->lock, deadline, "WaitForSingleObject");
-            sim_touch_obj(ev); /* a scoped section's step after the wait */
+            sim_wait_about(&ev->ev_q, deadline, "WaitForSingleObject", ev);
         }
     }
     sim_unlock();

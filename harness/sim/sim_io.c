@@ -112,11 +112,9 @@ void tph_os_io_wait(tph_os_io *ih, bool cancel_pending) {
             sim_drop_packets(o); /* io: never a stall trigger */
             o->io_pending = 0;
         }
-        while (!P->shutdown && (o->running || o->queued || o->io_pending)) {
-            rt_wait(&o->idle_q, &P->lock, RT_FOREVER,
-                    o->io_pending ? "WaitForThreadpoolIoCallbacks (a start is open)" : "WaitForThreadpoolIoCallbacks");
-            sim_touch_obj(o); /* a scoped section's step after the wait */
-        }
+        while (!P->shutdown && (o->running || o->queued || o->io_pending))
+            sim_wait_about(&o->idle_q, RT_FOREVER,
+                           o->io_pending ? "WaitForThreadpoolIoCallbacks (a start is open)" : "WaitForThreadpoolIoCallbacks", o);
         sim_hb_acquire(SIM_HB_CALLBACK_RETURN, &o->hb[SIM_HB_CALLBACK_RETURN]);
         sim_hb_acquire(SIM_HB_IO_CANCEL, &o->hb[SIM_HB_IO_CANCEL]);
     }

@@ -176,6 +176,10 @@ void sim_unlock(void);
 void sim_lock_scoped(void);
 void sim_touch(const void *key);
 void sim_touch_obj(const sim_obj *o);
+/* rt_wait on the model's lock in a section about `o`: the wait ends the
+ * step that named o, so the step after it names o again (what a scoped
+ * section needs; an ordinary one writes the lock anyway). */
+void sim_wait_about(rt_waitq *q, uint64_t deadline, const char *what, const sim_obj *o);
 /* Model memory: tracked, freed at process end; aborts when malloc fails. */
 void *sim_zalloc(size_t);
 void sim_free(void *);

@@ -277,10 +277,7 @@ void sim_maybe_free(sim_obj *o) {
 
 void sim_wait_callbacks(sim_obj *o, bool include_queued, const char *what, sim_hb_edge edge) {
     sim_touch_obj(o);
-    while (!P->shutdown && (o->running || (include_queued && o->queued))) {
-        rt_wait(&o->idle_q, &P->lock, RT_FOREVER, what);
-        sim_touch_obj(o); /* a scoped section's step after the wait */
-    }
+    while (!P->shutdown && (o->running || (include_queued && o->queued))) sim_wait_about(&o->idle_q, RT_FOREVER, what, o);
     sim_hb_acquire(edge, &o->hb[edge]);
 }
 

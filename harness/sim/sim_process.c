@@ -129,6 +129,10 @@ void sim_lock_scoped(void) { rt_lock_acquire_scoped(&P->lock); }
 void sim_unlock(void) { rt_lock_release(&P->lock); }
 void sim_touch(const void *key) { rt_access(key, RT_WRITE); }
 void sim_touch_obj(const sim_obj *o) { sim_touch(o->pool ? o->pool : o); }
+void sim_wait_about(rt_waitq *q, uint64_t deadline, const char *what, const sim_obj *o) {
+    rt_wait(q, &P->lock, deadline, what);
+    sim_touch_obj(o);
+}
 
 bool sim_process_active(void) { return P != NULL; }
 
