@@ -1414,26 +1414,6 @@ static void por_orders_scoped_sections_by_what_they_announce(void **state) {
         }
 }
 
-/* rt_lock_acquire_scoped needs a lock whose sections are atomic, and no
- * scoped section inside another. */
-static void scoped_on_unmarked(void *p) {
-    rt_lock *l = (rt_lock *)p;
-    rt_lock_acquire_scoped(l);
-    rt_lock_release(l);
-}
-static void por_refuses_a_scoped_section_on_an_unmarked_lock(void **state) {
-    rt_lock l;
-    sched_options o;
-    sched_result r;
-    (void)state;
-    memset(&l, 0, sizeof l);
-    sched_options_default(&o);
-    assert_int_equal(sched_run(&o, scoped_on_unmarked, &l, &r), 0);
-    assert_int_equal(r.status, SCHED_MISUSE);
-    assert_non_null(strstr(r.reason, "rt_lock_acquire_scoped of a lock not marked"));
-    sched_result_free(&r);
-}
-
 /* A POR node keeps its arrival sleep set and then one record per thread
  * explored from it (sched_dfs_internal.h), updated, never appended again,
  * when a later run replays the same pick: three threads of four yielding
@@ -1741,7 +1721,6 @@ int main(void) {
         cmocka_unit_test(por_takes_an_idle_time_jump_for_a_barrier),
         cmocka_unit_test(por_takes_diagnostic_sections_for_independent),
         cmocka_unit_test(por_orders_scoped_sections_by_what_they_announce),
-        cmocka_unit_test(por_refuses_a_scoped_section_on_an_unmarked_lock),
         cmocka_unit_test(por_takes_address_0_for_one_object),
         cmocka_unit_test(por_numbers_each_object_once_across_the_tables_growth),
         cmocka_unit_test(por_refuses_a_65th_thread),

@@ -3,8 +3,9 @@
  * after SCHED_IDLE_BUSY_POINTS points with a deadline pending; a schedule
  * recorded on it says so and replays on it whatever the options say.  And
  * the diagnostic section (rt_lock_acquire_diagnostic): no scheduling point
- * may fall inside one; and the atomic section (rt_lock_atomic_sections):
- * on idle time nobody else runs inside one unless its holder blocks. */
+ * may fall inside one; the atomic section (rt_lock_atomic_sections): on
+ * idle time nobody else runs inside one unless its holder blocks; and a
+ * scoped section (rt_lock_acquire_scoped) only on a lock so marked. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +26,14 @@ static sched_result run_on(sched_time_model time, rt_thread_fn fn, void *arg, ui
     o.schedule = schedule;
     assert_int_equal(sched_run(&o, fn, arg, &r), 0);
     return r;
+}
+
+/* Runs fn on step time: the run must end as misuse saying `what`. */
+static void expect_misuse(rt_thread_fn fn, void *arg, const char *what) {
+    sched_result r = run_on(SCHED_TIME_STEPS, fn, arg, 0, NULL);
+    assert_int_equal(r.status, SCHED_MISUSE);
+    assert_non_null(strstr(r.reason, what));
+    sched_result_free(&r);
 }
 
 /* main reads the clock, yields 50 times with a sleeper pending, reads it
@@ -167,10 +176,7 @@ static void a_scheduling_point_inside_a_diagnostic_section_is_misuse(void **stat
     (void)state;
     for (i = 0; i < 2; i++) {
         memset(&l, 0, sizeof l);
-        r = run_on(SCHED_TIME_STEPS, bad[i], &l, 0, NULL);
-        assert_int_equal(r.status, SCHED_MISUSE);
-        assert_non_null(strstr(r.reason, "inside a diagnostic section"));
-        sched_result_free(&r);
+        expect_misuse(bad[i], &l, "inside a diagnostic section");
         memset(&l, 0, sizeof l);
         r = run_on(SCHED_TIME_IDLE, good[i], &l, 0, NULL);
         assert_int_equal(r.status, SCHED_OK);
@@ -179,6 +185,26 @@ static void a_scheduling_point_inside_a_diagnostic_section_is_misuse(void **stat
 }
 
 static void observed_unheld(void *p) { rt_lock_observed((rt_lock *)p); }
+
+static void observing_a_lock_not_held_is_misuse(void **state) {
+    rt_lock l;
+    (void)state;
+    memset(&l, 0, sizeof l);
+    expect_misuse(observed_unheld, &l, "rt_lock_observed of a lock not held");
+}
+
+/* rt_lock_acquire_scoped needs a lock whose sections are atomic. */
+static void scoped_on_unmarked(void *p) {
+    rt_lock *l = (rt_lock *)p;
+    rt_lock_acquire_scoped(l);
+    rt_lock_release(l);
+}
+static void a_scoped_section_on_an_unmarked_lock_is_misuse(void **state) {
+    rt_lock l;
+    (void)state;
+    memset(&l, 0, sizeof l);
+    expect_misuse(scoped_on_unmarked, &l, "rt_lock_acquire_scoped of a lock not marked");
+}
 
 /* A holds L for three yields and a wake; B, which never takes L, yields and
  * looks whether A is inside.  With L marked, on idle time B never sees it
@@ -277,17 +303,6 @@ static void an_atomic_section_whose_holder_blocks_lets_others_run(void **state) 
     }
 }
 
-static void observing_a_lock_not_held_is_misuse(void **state) {
-    rt_lock l;
-    sched_result r;
-    (void)state;
-    memset(&l, 0, sizeof l);
-    r = run_on(SCHED_TIME_STEPS, observed_unheld, &l, 0, NULL);
-    assert_int_equal(r.status, SCHED_MISUSE);
-    assert_non_null(strstr(r.reason, "rt_lock_observed of a lock not held"));
-    sched_result_free(&r);
-}
-
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(idle_time_stands_while_a_thread_runs_and_jumps_when_none_can),
@@ -295,6 +310,7 @@ int main(void) {
         cmocka_unit_test(an_idle_schedule_says_so_and_replays_on_idle_time),
         cmocka_unit_test(a_scheduling_point_inside_a_diagnostic_section_is_misuse),
         cmocka_unit_test(observing_a_lock_not_held_is_misuse),
+        cmocka_unit_test(a_scoped_section_on_an_unmarked_lock_is_misuse),
         cmocka_unit_test(an_atomic_section_runs_through_its_points_on_idle_time),
         cmocka_unit_test(an_atomic_section_whose_holder_blocks_lets_others_run),
     };
