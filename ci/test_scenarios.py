@@ -77,8 +77,8 @@ def test_scenario(path):
 LATE = "30ms"
 START_ORDER_KNOWN = {
     ("group-release-stops-rearms.scn", "A"): "R's release before A's arm: `arm X` on a closed object",
-    ("group-release-cancelling-stops-rearms.scn", "A"): "RG's release before A's arm: arm on a closed object",
-    ("group-release-cancelling-stops-rearms.scn", "B"): "RH's release before B's arm: arm on a closed object",
+    ("group-release-cancelling-stops-rearms.scn", "A"): "R's release before A's arm: arm on a closed object",
+    ("group-release-untracked-stops-rearms.scn", "A"): "R's release before A's arm: arm on a closed object",
     ("io-run-down.scn", "A"): "B's completions before A's starts: EINVAL, then a run-down that never ends",
 }
 
