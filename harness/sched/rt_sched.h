@@ -60,9 +60,9 @@ struct sched_dfs;
  *                     jump with a deadline pending, so a thread that never
  *                     waits cannot stop time for a sleeper (1,000: a callback
  *                     that re-arms itself spins 1,000 points, not 10,000,
- *                     before a 5 ms sleeper wakes -- a run of
- *                     group-release-cancelling-stops-rearms went from 57,725
- *                     choices to 4,477).  Every step between
+ *                     before a 5 ms sleeper wakes -- a run with two such
+ *                     callbacks on two pools went from 57,725 choices to
+ *                     4,477).  Every step between
  *                     two jumps reads the same time, so a clock read commutes
  *                     with them: what the bounded search's reduction needs
  *                     (sched_dfs.h).  Its schedules start "T1/idle:". */
