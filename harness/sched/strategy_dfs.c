@@ -67,6 +67,21 @@ static void node_leave(sched_dfs *d, dfs_node *x) {
     node_drop(x);
 }
 
+/* The node's next option within the bound, taken for the next run: the
+ * reduction's next thread at a POR pick, else the next index.  False: none. */
+static bool take_next_option(sched_dfs *d, dfs_node *x) {
+    if (d->por && x->kind == SCHED_ITEM_PICK) {
+        uint32_t t = sched_dfs_por_next(d, x);
+        if (!t) return false;
+        x->done |= tbit(t);
+        x->pick = t;
+        return true;
+    }
+    if (x->chosen + 1 >= x->n || x->preempt_before + (x->costly ? 1u : 0u) > d->bound) return false;
+    x->chosen++;
+    return true;
+}
+
 bool sched_dfs_advance(sched_dfs *d) {
     size_t k;
     if (d->error[0]) return false;
@@ -81,23 +96,11 @@ bool sched_dfs_advance(sched_dfs *d) {
     if (d->run_blocked) d->blocked_runs++;
     for (k = d->len; k-- > 0;) {
         dfs_node *x = &d->nodes[k];
-        if (d->por && k >= d->cut) {
-            /* below a redundant run's first sleeping step: all covered */
-        } else if (d->por && x->kind == SCHED_ITEM_PICK) {
-            uint32_t t = sched_dfs_por_next(d, x);
-            if (t) {
-                x->done |= tbit(t);
-                x->pick = t;
-                d->len = k + 1;
-                return true;
-            }
-        } else {
-            unsigned cost = x->costly ? 1u : 0u;
-            if (x->chosen + 1 < x->n && x->preempt_before + cost <= d->bound) {
-                x->chosen++;
-                d->len = k + 1;
-                return true;
-            }
+        /* below a redundant run's first sleeping step every option is covered */
+        bool covered = d->por && k >= d->cut;
+        if (!covered && take_next_option(d, x)) {
+            d->len = k + 1;
+            return true;
         }
         node_leave(d, x);
     }
