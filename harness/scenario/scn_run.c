@@ -110,7 +110,10 @@ static bool setup(run_state *run) {
     return true;
 }
 
-static void settle(uint64_t d) { rt_sleep_until(rt_now() + d); }
+/* The oracles read a settled process: the settle ends once the process is
+ * quiet at or after d (rt_settle_until), never at the same instant as a
+ * callback or the healer's tick still to run. */
+static void settle(uint64_t d) { rt_settle_until(rt_now() + d); }
 
 /* Which of the scenario's faults fired, and how often: part of the report. */
 static void collect_faults(run_state *run) {

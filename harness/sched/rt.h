@@ -127,6 +127,13 @@ void rt_wake_all(rt_waitq *);
  * Precise; the sim rounds it to the interrupt tick where Windows does. */
 uint64_t rt_now(void);
 void rt_sleep_until(uint64_t deadline);
+/* rt_sleep_until, and then on until the process is quiet: under the
+ * scheduler a settling thread wakes only at a moment when no other thread
+ * can run and no other deadline falls at or before its own, so it never
+ * races what was due with it; the native runtime just sleeps.  The scenario
+ * runner's settle before its oracles: a check of the settled state is no
+ * racer of what settles. */
+void rt_settle_until(uint64_t deadline);
 
 /* A seeded choice in [0, n) (n >= 1): timer points inside a window, stall
  * probabilities.  Deterministic for a seed under the scheduler. */

@@ -33,6 +33,7 @@ void rt_wake_one(rt_waitq *q) { OPS->wake_one(q); }
 void rt_wake_all(rt_waitq *q) { OPS->wake_all(q); }
 uint64_t rt_now(void) { return OPS->now(); }
 void rt_sleep_until(uint64_t t) { OPS->sleep_until(t); }
+void rt_settle_until(uint64_t t) { OPS->settle_until(t); }
 uint32_t rt_choose(uint32_t n) { return OPS->choose(n); }
 uint32_t rt_choose_delay(uint32_t n) { return OPS->choose_delay(n); }
 void rt_access(const volatile void *obj, rt_access_kind k) { OPS->access(obj, k); }

@@ -499,6 +499,7 @@ const rt_ops rt_native_ops = {
     "native",     n_spawn, n_join,    n_thread_id, n_thread_name, n_yield,       n_lock_acquire,
     n_lock_release, n_wait, n_wake_one, n_wake_all, n_now,      n_sleep_until, n_choose,
     n_end_process, n_access, n_lock_acquire, n_lock_observed, n_choose, n_lock_acquire,
+    n_sleep_until, /* settle: real threads have no "quiet" to wait for beyond the sleep */
 };
 
 /* ---- the run driver -------------------------------------------------------- */

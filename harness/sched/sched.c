@@ -67,6 +67,7 @@ static const char *state_text(const rt_thread *t, char *buf, size_t n) {
                      (uint64_t)t->blocked_id);
         break;
     case TS_SLEEP: snprintf(buf, n, "sleeps until t=%" PRIu64, t->deadline); break;
+    case TS_SETTLE: snprintf(buf, n, "settles until t=%" PRIu64 " and the process is quiet", t->deadline); break;
     case TS_JOIN:
         o = t->blocked_thread;
         snprintf(buf, n, "joins thread %" PRIu32 " \"%s\"", o->id, o->name);

@@ -41,7 +41,7 @@ void sched_timed_add(sched *s, rt_thread *t, uint64_t deadline) {
     t->deadline = deadline;
     t->timed_at = s->ntimed;
     s->timed[s->ntimed++] = t;
-    if (deadline < s->next_deadline) s->next_deadline = deadline;
+    if (t->state != TS_SETTLE && deadline < s->next_deadline) s->next_deadline = deadline;
 }
 
 void sched_timed_remove(sched *s, rt_thread *t) {
@@ -55,13 +55,16 @@ void sched_timed_remove(sched *s, rt_thread *t) {
 }
 
 /* Wakes every timed thread whose deadline has come (a timed-out rt_wait
- * leaves its queue and returns false). */
-static void fire_due(sched *s) {
+ * leaves its queue and returns false); a settling one only when `settled`
+ * (advance_to_deadline found the process quiet). */
+static void fire_due(sched *s, bool settled) {
     uint64_t next = RT_FOREVER;
     uint32_t i = 0;
     while (i < s->ntimed) {
         rt_thread *t = s->timed[i];
-        if (t->deadline <= s->now) {
+        if (t->state == TS_SETTLE && (!settled || t->deadline > s->now)) {
+            i++; /* not in `next`: sched_tick_slow never fires it */
+        } else if (t->deadline <= s->now) {
             /* what a deadline does depends on the step count: the step it
              * fires in depends on every other */
             if (s->por) sched_por_clock(s);
@@ -92,25 +95,38 @@ static void check_virtual_time(sched *s) {
 void sched_tick_slow(sched *s) {
     if (s->steps > s->opt.max_steps)
         sched_end(s, SCHED_LIVELOCK, "livelock: more than %" PRIu64 " scheduling points", s->opt.max_steps);
-    if (s->now >= s->next_deadline) fire_due(s);
+    if (s->now >= s->next_deadline) fire_due(s, false);
     check_virtual_time(s);
 }
 
-/* Nothing runnable: jump the clock to the earliest deadline, or it is a
- * deadlock. */
+/* Nothing runnable (or, on idle time, a busy stretch ran its length): jump
+ * the clock to the earliest deadline, or it is a deadlock.  A settling
+ * thread's deadline counts only when nothing can run and no other deadline
+ * comes at or before it: then the process is quiet, and it wakes alone. */
 static void advance_to_deadline(sched *s) {
-    uint64_t earliest = RT_FOREVER;
+    uint64_t earliest = RT_FOREVER, settle = RT_FOREVER;
+    bool settled;
     uint32_t i;
     if (s->ntimed == 0)
         sched_end(s, SCHED_DEADLOCK, "deadlock: no runnable thread and no pending deadline");
-    for (i = 0; i < s->ntimed; i++)
-        if (s->timed[i]->deadline < earliest) earliest = s->timed[i]->deadline;
+    for (i = 0; i < s->ntimed; i++) {
+        uint64_t *e = s->timed[i]->state == TS_SETTLE ? &settle : &earliest;
+        if (s->timed[i]->deadline < *e) *e = s->timed[i]->deadline;
+    }
+    settled = s->nrunnable == 0 && settle < earliest;
+    if (settled) earliest = settle;
+    if (earliest == RT_FOREVER) {
+        /* a busy stretch with only a settling thread timed: it waits for
+         * quiet, and the spinners run on (the step bound ends a livelock) */
+        s->steps_at_jump = s->steps;
+        return;
+    }
     if (earliest > s->now) s->now = earliest;
     if (!s->step_time) {
         s->steps_at_jump = s->steps;
         if (s->por) sched_por_time_jump(s);
     }
-    fire_due(s);
+    fire_due(s, settled);
     /* The earliest deadline has come, so someone woke: if not, the timed
      * set is corrupt and looping here would hang the whole harness. */
     if (s->nrunnable == 0) sched_end(s, SCHED_MISUSE, "internal: time jump woke nobody");

@@ -23,6 +23,7 @@ typedef enum sched_tstate {
     TS_LOCK,  /* wants a rt_lock */
     TS_WAIT,  /* in rt_wait on a waitq */
     TS_SLEEP, /* rt_sleep_until */
+    TS_SETTLE, /* rt_settle_until: woken only by a time jump that finds nothing else due */
     TS_JOIN,  /* rt_join of an unfinished thread */
     TS_FINISHED
 } sched_tstate;

@@ -209,19 +209,22 @@ static uint64_t op_now(void) {
     return s->now;
 }
 
-static void op_sleep_until(uint64_t deadline) {
+static void sleep_until(uint64_t deadline, sched_tstate state) {
     sched *s = sched_current;
     rt_thread *cur = s->current;
     sched_tsan_quiet_begin(cur);
     sched_tick(s);
     if (s->por) sched_por_clock(s);
-    if (deadline > s->now) {
+    if (deadline > s->now || state == TS_SETTLE) {
+        sched_make_blocked(s, cur, state);
         sched_timed_add(s, cur, deadline);
-        sched_make_blocked(s, cur, TS_SLEEP);
     }
     sched_reschedule(s);
     sched_tsan_quiet_end(cur);
 }
+
+static void op_sleep_until(uint64_t deadline) { sleep_until(deadline, TS_SLEEP); }
+static void op_settle_until(uint64_t deadline) { sleep_until(deadline, TS_SETTLE); }
 
 static uint32_t choose(uint32_t n, bool delay) {
     sched *s = sched_current;
@@ -259,5 +262,5 @@ const rt_ops sched_controlled_ops = {
     op_yield,       op_lock_acquire, op_lock_release, op_wait, op_wake_one,
     op_wake_all,    op_now,       op_sleep_until, op_choose,   op_end_process,
     op_access,      op_lock_acquire_diagnostic, op_lock_observed, op_choose_delay,
-    op_lock_acquire_scoped,
+    op_lock_acquire_scoped, op_settle_until,
 };

@@ -4,8 +4,9 @@
  * recorded on it says so and replays on it whatever the options say.  And
  * the diagnostic section (rt_lock_acquire_diagnostic): no scheduling point
  * may fall inside one; the atomic section (rt_lock_atomic_sections): on
- * idle time nobody else runs inside one unless its holder blocks; and a
- * scoped section (rt_lock_acquire_scoped) only on a lock so marked. */
+ * idle time nobody else runs inside one unless its holder blocks; a
+ * scoped section (rt_lock_acquire_scoped) only on a lock so marked; and a
+ * settling thread (rt_settle_until) wakes only once the process is quiet. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -303,6 +304,57 @@ static void an_atomic_section_whose_holder_blocks_lets_others_run(void **state) 
     }
 }
 
+/* A ticker sleeps until 1000, 2000 and 3000 and yields five times after
+ * each; main waits until 2000 and reads how many rounds the ticker has
+ * finished.  Settling, it wakes after the round due with it and before the
+ * next: 2 rounds, at a time in [2000, 3000).  A plain sleep due at the same
+ * instant as the ticker may run before the round (shown: the test can fail). */
+typedef struct settle_probe {
+    bool settle;
+    int rounds, seen;
+    uint64_t woke_at;
+} settle_probe;
+static void settle_ticker(void *p) {
+    settle_probe *x = (settle_probe *)p;
+    int k, i;
+    for (k = 1; k <= 3; k++) {
+        rt_sleep_until(1000u * (uint64_t)k);
+        for (i = 0; i < 5; i++) rt_yield();
+        x->rounds = k;
+    }
+}
+static void settle_main(void *p) {
+    settle_probe *x = (settle_probe *)p;
+    rt_thread *t = rt_spawn("ticker", settle_ticker, x, false);
+    if (x->settle) rt_settle_until(2000);
+    else rt_sleep_until(2000);
+    x->seen = x->rounds;
+    x->woke_at = rt_now();
+    rt_join(t);
+}
+static unsigned seeds_waking_mid_round(sched_time_model time, bool settle) {
+    unsigned n = 0;
+    uint64_t seed;
+    for (seed = 0; seed < 50; seed++) {
+        settle_probe x;
+        sched_result r;
+        memset(&x, 0, sizeof x);
+        x.settle = settle;
+        r = run_on(time, settle_main, &x, seed, NULL);
+        assert_int_equal(r.status, SCHED_OK);
+        sched_result_free(&r);
+        assert_true(x.woke_at >= 2000 && x.woke_at < 3000);
+        if (x.seen != 2) n++;
+    }
+    return n;
+}
+static void a_settling_thread_wakes_once_the_process_is_quiet(void **state) {
+    (void)state;
+    assert_int_equal(seeds_waking_mid_round(SCHED_TIME_IDLE, true), 0);
+    assert_int_equal(seeds_waking_mid_round(SCHED_TIME_STEPS, true), 0);
+    assert_true(seeds_waking_mid_round(SCHED_TIME_IDLE, false) > 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(idle_time_stands_while_a_thread_runs_and_jumps_when_none_can),
@@ -313,6 +365,7 @@ int main(void) {
         cmocka_unit_test(a_scoped_section_on_an_unmarked_lock_is_misuse),
         cmocka_unit_test(an_atomic_section_runs_through_its_points_on_idle_time),
         cmocka_unit_test(an_atomic_section_whose_holder_blocks_lets_others_run),
+        cmocka_unit_test(a_settling_thread_wakes_once_the_process_is_quiet),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
