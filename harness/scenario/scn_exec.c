@@ -244,7 +244,11 @@ static int exec_op(exec_ctx *c, const scn_op *op) {
         size_t slot = count_slot(run, op->point, op->pool);
         rt_lock_acquire(&run->lock);
         run->awaiting[slot]++;
-        while (run->counts[slot] < op->count) rt_wait(&run->await_q, &run->lock, RT_FOREVER, "scenario await");
+        for (;;) {
+            rt_access(&run->counts[slot], RT_READ); /* written in diagnostic sections (scn_hook.c) */
+            if (run->counts[slot] >= op->count) break;
+            rt_wait(&run->await_q, &run->lock, RT_FOREVER, "scenario await");
+        }
         run->awaiting[slot]--;
         rt_lock_release(&run->lock);
         has_result = false;

@@ -31,6 +31,7 @@ static uint64_t term_value(run_state *run, const scn_term *t, bool *ok) {
     case SCN_TERM_COUNT: {
         uint64_t v;
         rt_lock_acquire(&run->lock);
+        rt_access(&run->counts[count_slot(run, t->event, t->pool)], RT_READ); /* written in diagnostic sections (scn_hook.c) */
         v = run->counts[count_slot(run, t->event, t->pool)];
         rt_lock_release(&run->lock);
         return v;

@@ -58,47 +58,75 @@ static ev_info event_info(const char *ev) {
 
 static bool hold_matches_pool(int want, int pool) { return want < 0 || want == pool; }
 
-static void observe_point(run_state *run, int point) {
-    if (point >= 0 && (size_t)point < run->npoints) run->observed[point] = true;
+static void watch_slot(run_state *run, int point, int pool) {
+    if (point >= 0 && (size_t)point < run->npoints) run->watched[count_slot(run, point, pool)] = true;
 }
 
-static void observe_expr(run_state *run, const scn_expr *e) {
-    if (e->lhs.kind == SCN_TERM_COUNT) observe_point(run, e->lhs.event);
-    if (e->rhs.kind == SCN_TERM_COUNT) observe_point(run, e->rhs.event);
+static void watch_expr(run_state *run, const scn_expr *e) {
+    if (e->lhs.kind == SCN_TERM_COUNT) watch_slot(run, e->lhs.event, e->lhs.pool);
+    if (e->rhs.kind == SCN_TERM_COUNT) watch_slot(run, e->rhs.event, e->rhs.pool);
 }
 
-static void observe_block(run_state *run, const scn_block *b) {
+static void watch_block(run_state *run, const scn_block *b) {
     size_t i;
     for (i = 0; i < b->n; i++) {
         const scn_op *op = &b->ops[i];
-        if (op->kind == SCN_OP_AWAIT) observe_point(run, op->point);
-        if (op->kind == SCN_OP_ASSERT && op->expr) observe_expr(run, op->expr);
-        if (op->kind == SCN_OP_REPEAT && op->body) observe_block(run, op->body);
+        if (op->kind == SCN_OP_AWAIT) watch_slot(run, op->point, op->pool);
+        if (op->kind == SCN_OP_ASSERT && op->expr) watch_expr(run, op->expr);
+        if (op->kind == SCN_OP_REPEAT && op->body) watch_block(run, op->body);
     }
 }
 
+static void hold_point(run_state *run, int point) {
+    if (point >= 0 && (size_t)point < run->npoints) run->held[point] = true;
+}
+
+/* Only what is read while the run goes on: `expect`s and `require`s are read
+ * after a settle, which the bounded search orders after every step before
+ * it (rt_settle_until wakes at a time jump), and counting is commutative,
+ * so the order of two records nobody reads in between changes no verdict. */
 void scn_hook_observe(run_state *run) {
     const scn_scenario *s = run->s;
     size_t i;
-    /* the points the hook itself notes for the built-in oracles */
-    for (i = 0; i < run->npoints; i++)
-        if (classify(scn_trace_point_name((int)i)).special != EV_PLAIN) observe_point(run, (int)i);
-    for (i = 0; i < s->nexpects; i++) observe_expr(run, &s->expects[i]);
     for (i = 0; i < s->norders; i++) {
-        observe_point(run, s->orders[i].first);
-        observe_point(run, s->orders[i].then);
+        watch_slot(run, s->orders[i].first, s->orders[i].pool);
+        watch_slot(run, s->orders[i].then, s->orders[i].pool);
     }
     for (i = 0; i < s->nholds; i++) {
-        observe_point(run, s->holds[i].point);
-        if (s->holds[i].release == SCN_HOLD_UNTIL) observe_point(run, s->holds[i].until_point);
+        hold_point(run, s->holds[i].point);
+        if (s->holds[i].release == SCN_HOLD_UNTIL) hold_point(run, s->holds[i].until_point);
     }
-    for (i = 0; i < s->nrequires; i++) {
-        const scn_require *r = &s->requires[i];
-        if (r->kind == SCN_REQ_TRACE || r->kind == SCN_REQ_HOLD) observe_point(run, r->point);
-        if (r->kind == SCN_REQ_EXPR) observe_expr(run, &r->expr);
+    for (i = 0; i < s->nthreads; i++) watch_block(run, &s->threads[i].body);
+    for (i = 0; i < s->ncallbacks; i++) watch_block(run, &s->callbacks[i].body);
+}
+
+/* A record that parks its thread (a hold) or wakes another (a hold's
+ * until-event, an await of its slot) must be an ordinary section: its
+ * step orders with every other section on the run's lock. */
+static bool parks_or_wakes(const run_state *run, int pt, int pool) {
+    return run->held[pt] || run->awaiting[count_slot(run, pt, -1)] ||
+           (pool >= 0 && run->awaiting[count_slot(run, pt, pool)]);
+}
+
+/* Every other record stays a diagnostic section and announces what of it a
+ * verdict can tell apart by order: the count slots read while the run goes
+ * on (scn_hook_observe; their readers announce their reads), a `before`
+ * order's reads and its tally, and the built-in oracles' notes -- a pool's
+ * last cancellation and last repair start are one key, because the oracle
+ * compares their order. */
+static void announce_record(run_state *run, int pt, int pool, ev_special special) {
+    size_t i;
+    if (run->watched[count_slot(run, pt, -1)]) rt_access(&run->counts[count_slot(run, pt, -1)], RT_WRITE);
+    if (pool >= 0 && run->watched[count_slot(run, pt, pool)]) rt_access(&run->counts[count_slot(run, pt, pool)], RT_WRITE);
+    for (i = 0; i < run->s->norders; i++) {
+        const scn_order *o = &run->s->orders[i];
+        if (o->then != pt || !hold_matches_pool(o->pool, pool)) continue;
+        rt_access(&run->counts[count_slot(run, o->first, o->pool)], RT_READ);
+        rt_access(&run->order_broken[i], RT_WRITE);
     }
-    for (i = 0; i < s->nthreads; i++) observe_block(run, &s->threads[i].body);
-    for (i = 0; i < s->ncallbacks; i++) observe_block(run, &s->callbacks[i].body);
+    if ((special == EV_CANCELLED || special == EV_REPAIR_STARTED) && pool >= 0 && pool < 64)
+        rt_access(&run->last_cancel_at[pool], RT_WRITE);
+    if (special == EV_HEALER_STARTED) rt_access(&run->healer_key, RT_WRITE);
 }
 
 void scn_hook_record(const tph_trace_record *rec, void *ctx) {
@@ -107,15 +135,15 @@ void scn_hook_record(const tph_trace_record *rec, void *ctx) {
     size_t i;
     ev_info ei;
     scn_pool_announce_note(rec->target, rec->event, rec->a, rec->b);
-    /* Most records only feed the tail a report prints and a count nobody
-     * reads: a diagnostic section, which the bounded search need not order.
-     * A record some verdict reads (scn_hook_observe), or a swallowed tick,
-     * is an ordinary one. */
+    /* Most records only feed the tail a report prints and counts: a
+     * diagnostic section, which the bounded search orders only by what it
+     * announces (announce_record). */
     rt_lock_acquire_diagnostic(&run->lock);
     ei = event_info(rec->event);
     pt = ei.point;
-    if ((pt >= 0 && run->observed[pt]) || ei.special != EV_PLAIN) rt_lock_observed(&run->lock);
     if (pt >= 0 && scn_trace_point_has_pool(pt)) pool = scn_run_pool_index(run, (uintptr_t)rec->a);
+    if (pt >= 0 && parks_or_wakes(run, pt, pool)) rt_lock_observed(&run->lock);
+    else if (pt >= 0) announce_record(run, pt, pool, ei.special);
     {
         tail_rec *t = &run->tail[run->tail_n % TRACE_TAIL];
         const char *who = rt_thread_name();
@@ -137,7 +165,10 @@ void scn_hook_record(const tph_trace_record *rec, void *ctx) {
          * (core/src/timer.c).  Counted so the callback-count oracle can tell
          * the two apart. */
         for (i = 0; i < run->s->nobjs; i++)
-            if (run->objs[i].os && (uintptr_t)run->objs[i].os == (uintptr_t)rec->a) run->objs[i].swallowed++;
+            if (run->objs[i].os && (uintptr_t)run->objs[i].os == (uintptr_t)rec->a) {
+                rt_access(&run->objs[i], RT_WRITE); /* the object's bookkeeping (scn_exec.c) */
+                run->objs[i].swallowed++;
+            }
     }
     if (pt < 0) {
         rt_lock_release(&run->lock);

@@ -189,10 +189,11 @@ static bool alloc_state(run_state *run, const scn_scenario *s) {
     run->healer_key = kept_healer_key;
     run->healer_key_known = kept_healer_key_known;
     scn_reach_begin(&run->reach, s);
-    run->observed = calloc(run->npoints, sizeof *run->observed);
-    if (run->observed) scn_hook_observe(run);
+    run->watched = calloc(run->npoints * (s->npools + 1), sizeof *run->watched);
+    run->held = calloc(run->npoints ? run->npoints : 1, sizeof *run->held);
+    if (run->watched && run->held) scn_hook_observe(run);
     return run->order_broken && run->pools && run->keys && run->objs && run->holds && run->label_time && run->counts &&
-           run->awaiting && run->observed;
+           run->awaiting && run->watched && run->held;
 }
 
 /* Frees what alloc_state made, and the run itself. */
@@ -212,7 +213,8 @@ static void free_state(run_state *run) {
     scn_text_free(&run->trace_all);
     scn_text_free(&run->misuse);
     scn_text_free(&run->faults);
-    free(run->observed);
+    free(run->watched);
+    free(run->held);
     free(run);
 }
 

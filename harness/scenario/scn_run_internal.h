@@ -79,8 +79,9 @@ typedef struct run_state {
     hold_state *holds;
     uint64_t *label_time;
     uint64_t *counts;             /* [npoints * (npools + 1)]: count_slot() */
-    bool *observed;               /* [npoints]: some verdict of the scenario reads
-                                   * the point (scn_hook_observe) */
+    bool *watched;                /* [as counts]: read while the run goes on (an
+                                   * await, an assert, a `before`; scn_hook_observe) */
+    bool *held;                   /* [npoints]: a hold parks on it or waits for it */
     uint64_t *order_broken;       /* [norders]: times B came before enough A */
     rt_waitq await_q;             /* threads in an `await` op */
     uint32_t *awaiting;           /* [as counts]: threads awaiting that slot; a
@@ -147,10 +148,10 @@ const void *scn_run_pool_native(run_state *run, int pool);
 
 /* The run's trace hook (ctx: the run). */
 void scn_hook_record(const tph_trace_record *rec, void *ctx);
-/* Fills run->observed: the trace points whose count or order some verdict,
- * hold, await or `require` of the scenario reads, and those the built-in
- * oracles read.  A record of any other point writes only what reports
- * print (scn_hook_record). */
+/* Fills run->watched, the count slots an await, an assert or a `before`
+ * order reads while the run goes on, and run->held, the points of holds and
+ * of their until-events: what decides how the bounded search orders a
+ * record (scn_hook_record). */
 void scn_hook_observe(run_state *run);
 /* What `require` asks of this run (scn_reach.h). */
 scn_reach_probe scn_hook_reach_probe(run_state *run);
