@@ -34,6 +34,7 @@ void rt_wake_all(rt_waitq *q) { OPS->wake_all(q); }
 uint64_t rt_now(void) { return OPS->now(); }
 void rt_sleep_until(uint64_t t) { OPS->sleep_until(t); }
 void rt_settle_until(uint64_t t) { OPS->settle_until(t); }
+void rt_forget(const void *p, size_t n) { OPS->forget(p, n); }
 uint32_t rt_choose(uint32_t n) { return OPS->choose(n); }
 uint32_t rt_choose_delay(uint32_t n) { return OPS->choose_delay(n); }
 void rt_access(const volatile void *obj, rt_access_kind k) { OPS->access(obj, k); }

@@ -27,6 +27,7 @@ typedef struct rt_ops {
     uint32_t (*choose_delay)(uint32_t n);
     void (*lock_acquire_scoped)(rt_lock *);
     void (*settle_until)(uint64_t);
+    void (*forget)(const void *, size_t);
 } rt_ops;
 
 /* Installed by the run driver before the run's first thread starts; NULL

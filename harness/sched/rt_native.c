@@ -492,6 +492,12 @@ static void n_access(const volatile void *obj, rt_access_kind k) {
     (void)k;
 }
 
+/* Real threads: nothing numbers objects by address. */
+static void n_forget(const void *p, size_t n) {
+    (void)p;
+    (void)n;
+}
+
 /* Real threads: a diagnostic or scoped section is an ordinary one. */
 static void n_lock_observed(rt_lock *l) { must_hold(native_lock_of(l), "rt_lock_observed"); }
 
@@ -500,6 +506,7 @@ const rt_ops rt_native_ops = {
     n_lock_release, n_wait, n_wake_one, n_wake_all, n_now,      n_sleep_until, n_choose,
     n_end_process, n_access, n_lock_acquire, n_lock_observed, n_choose, n_lock_acquire,
     n_sleep_until, /* settle: real threads have no "quiet" to wait for beyond the sleep */
+    n_forget,
 };
 
 /* ---- the run driver -------------------------------------------------------- */

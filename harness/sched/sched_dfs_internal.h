@@ -102,6 +102,8 @@ struct sched_dfs {
     uintptr_t *hkey;       /* object address -> number (first-touch order) */
     uint32_t *hval;
     size_t hcap;
+    uintptr_t *skey;       /* the addresses in hkey, sorted: rt_forget's range lookup */
+    size_t nskey, skcap;
     uint32_t nobj, objcap;
     uint32_t *obj_w;       /* per object: last writing step + 1 */
     uint32_t *obj_r;       /* per object x POR_MAXT: last reading step + 1 since that write */

@@ -209,6 +209,7 @@ char *sched_blocked_report(sched *);
  * what a thread does from one scheduling point to its next; these say what
  * the running step touches (docs in harness/sched/README.md, "Dependency"). */
 void sched_por_touch(sched *, uintptr_t key, bool write);
+void sched_por_forget(sched *, uintptr_t p, size_t n); /* rt_forget */
 void sched_por_clock(sched *);           /* the step read or moved virtual time (step time only) */
 void sched_por_all(sched *);             /* the step is dependent with every step */
 void sched_por_time_jump(sched *);       /* idle time: the clock jumps, a barrier */

@@ -257,10 +257,16 @@ static void op_access(const volatile void *obj, rt_access_kind k) {
     if (s->por) sched_por_touch(s, (uintptr_t)obj, k == RT_WRITE);
 }
 
+/* Also called at a process's end, after the run (sched_current may be NULL). */
+static void op_forget(const void *p, size_t n) {
+    sched *s = sched_current;
+    if (s && s->por) sched_por_forget(s, (uintptr_t)p, n);
+}
+
 const rt_ops sched_controlled_ops = {
     "controlled",   op_spawn,     op_join,    op_thread_id,    op_thread_name,
     op_yield,       op_lock_acquire, op_lock_release, op_wait, op_wake_one,
     op_wake_all,    op_now,       op_sleep_until, op_choose,   op_end_process,
     op_access,      op_lock_acquire_diagnostic, op_lock_observed, op_choose_delay,
-    op_lock_acquire_scoped, op_settle_until,
+    op_lock_acquire_scoped, op_settle_until, op_forget,
 };

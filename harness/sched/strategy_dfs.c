@@ -39,6 +39,7 @@ void sched_dfs_free(sched_dfs *d) {
     free(d->evclock);
     free(d->hkey);
     free(d->hval);
+    free(d->skey);
     free(d->obj_w);
     free(d->obj_r);
     free(d->sleep);

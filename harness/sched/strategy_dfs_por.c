@@ -31,7 +31,9 @@
  * `fresh` mean the same object in every run through that node.  A sleeping
  * step's keys at or above it are objects first touched after the node,
  * which another run may number otherwise: they are taken to meet every
- * such object (conservative). */
+ * such object (conservative).  Memory freed during the run is forgotten
+ * (rt_forget): an address the allocator hands out again is a new object,
+ * whatever the build's allocator reuses. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,6 +88,7 @@ static void obj_table_reset(sched_dfs *d) {
         memset(d->hkey, 0, d->hcap * sizeof *d->hkey);
     }
     d->nobj = 1; /* POR_ALL */
+    d->nskey = 0;
     d->obj_w[POR_ALL] = 0;
     memset(d->obj_r, 0, POR_MAXT * sizeof *d->obj_r);
 }
@@ -93,6 +96,67 @@ static void obj_table_reset(sched_dfs *d) {
 static size_t hslot(const sched_dfs *d, uintptr_t key) {
     uint64_t h = (uint64_t)key * 0x9E3779B97F4A7C15ull;
     return (size_t)(h >> 20) & (d->hcap - 1);
+}
+
+/* First index of skey whose address is >= key. */
+static size_t skey_lower(const sched_dfs *d, uintptr_t key) {
+    size_t lo = 0, hi = d->nskey;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d->skey[mid] < key) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* The array is shifted by hand, not with memmove: the race build
+ * intercepts memmove, and every fiber of a run shifts this one array (a
+ * data race TSan would pin on the thread that happened to number an
+ * object). */
+static void skey_insert(sched *s, sched_dfs *d, uintptr_t key) {
+    size_t at, k;
+    if (d->nskey == d->skcap) {
+        size_t cap = d->skcap ? d->skcap * 2 : 256;
+        uintptr_t *n = realloc(d->skey, cap * sizeof *n);
+        if (!n) sched_dfs_por_fail(s, "out of memory");
+        d->skey = n;
+        d->skcap = cap;
+    }
+    at = skey_lower(d, key);
+    for (k = d->nskey; k > at; k--) d->skey[k] = d->skey[k - 1];
+    d->skey[at] = key;
+    d->nskey++;
+}
+
+/* Takes key out of the open-addressed table, shifting back the entries
+ * its slot's occupancy kept in a later slot (linear probing's deletion). */
+static void hash_delete(sched_dfs *d, uintptr_t key) {
+    size_t mask = d->hcap - 1, i, j, h;
+    for (i = hslot(d, key); d->hkey[i] != key; i = (i + 1) & mask)
+        if (!d->hkey[i]) return;
+    d->hkey[i] = 0;
+    for (j = (i + 1) & mask; d->hkey[j]; j = (j + 1) & mask) {
+        h = hslot(d, d->hkey[j]);
+        /* j's entry stays when its home is cyclically in (i, j] */
+        if (i <= j ? (i < h && h <= j) : (i < h || h <= j)) continue;
+        d->hkey[i] = d->hkey[j];
+        d->hval[i] = d->hval[j];
+        d->hkey[j] = 0;
+        i = j;
+    }
+}
+
+/* The numbers stay taken (a step already recorded keeps its meaning); the
+ * addresses go, so the next touch of one numbers a new object. */
+void sched_por_forget(sched *s, uintptr_t p, size_t n) {
+    sched_dfs *d = s->opt.dfs;
+    size_t a, b, k;
+    if (d->oom || !d->hkey || n == 0) return;
+    a = skey_lower(d, p);
+    for (b = a; b < d->nskey && d->skey[b] - p < n; b++) hash_delete(d, d->skey[b]);
+    if (b == a) return;
+    for (k = b; k < d->nskey; k++) d->skey[a + k - b] = d->skey[k];
+    d->nskey -= b - a;
 }
 
 static uint32_t obj_number(sched *s, sched_dfs *d, uintptr_t key) {
@@ -130,6 +194,7 @@ static uint32_t obj_number(sched *s, sched_dfs *d, uintptr_t key) {
         d->obj_r = r;
         d->objcap = cap;
     }
+    skey_insert(s, d, key);
     d->hkey[i] = key;
     d->hval[i] = d->nobj;
     d->obj_w[d->nobj] = 0;

@@ -18,6 +18,7 @@ sim_process *sim_P;
 typedef union sim_alloc_hdr_u {
     struct sim_alloc_hdr {
         struct sim_alloc_hdr *prev, *next;
+        size_t size;
         uint32_t magic;
         uint32_t tracked;
     } h;
@@ -39,18 +40,22 @@ static void *alloc_block(size_t n, bool tracked) {
     sim_alloc_hdr_u *u = (sim_alloc_hdr_u *)malloc(sizeof *u + (n ? n : 1));
     if (!u) return NULL;
     u->h.magic = SIM_ALLOC_MAGIC;
+    u->h.size = n;
     u->h.tracked = tracked ? 1u : 0u;
     if (tracked) link_alloc(&u->h);
     return u + 1;
 }
 
-/* Unlinks p's block and returns what to pass to free(). */
+/* Unlinks p's block and returns what to pass to free().  The bounded
+ * search forgets what it knew of the block (rt_forget): the allocator may
+ * hand the address out again, to a new object. */
 static void *unlink_block(void *p) {
     sim_alloc_hdr_u *u = (sim_alloc_hdr_u *)p - 1;
     if (u->h.magic != SIM_ALLOC_MAGIC) {
         fprintf(stderr, "sim: free of a block the simulated process did not allocate\n");
         abort();
     }
+    rt_forget(p, u->h.size);
     if (u->h.tracked) {
         if (u->h.prev) u->h.prev->next = u->h.next;
         else P->allocs = u->h.next;

@@ -1085,6 +1085,58 @@ static void fs_reset(void *p) {
     ((full_step *)p)->ncells = fs_ncells;
 }
 
+/* An allocator that hands out a freed address again: A writes its object
+ * and frees it; B allocates one -- at A's old address once A has freed it
+ * (the allocator's own state, announced to nobody, as glibc's is), else
+ * elsewhere -- and writes it twice.  The two objects are distinct whatever
+ * the address, so the search must not depend on the reuse: with rt_forget
+ * at the free, the reusing allocator gives the same tree as one that never
+ * reuses; without it, B's new object is A's old one to the search (the
+ * default build and ASan counted different races on one scenario). */
+typedef struct reuse {
+    uint64_t old_obj, fresh_obj;
+    bool freed, reuses, forgets;
+} reuse;
+static reuse ru_cfg;
+static void ru_a(void *p) {
+    reuse *r = (reuse *)p;
+    rt_access(&r->old_obj, RT_WRITE);
+    rt_yield();
+    r->freed = true;
+    if (r->forgets) rt_forget(&r->old_obj, sizeof r->old_obj);
+}
+static void ru_b(void *p) {
+    reuse *r = (reuse *)p;
+    uint64_t *o;
+    rt_yield();
+    o = r->reuses && r->freed ? &r->old_obj : &r->fresh_obj;
+    rt_access(o, RT_WRITE);
+    rt_yield();
+    rt_access(o, RT_WRITE);
+}
+static void ru_main(void *p) {
+    (void)rt_spawn("a", ru_a, p, false);
+    (void)rt_spawn("b", ru_b, p, false);
+}
+static void ru_reset(void *p) { *(reuse *)p = ru_cfg; }
+
+static por_stats reuse_search(bool reuses, bool forgets) {
+    reuse r;
+    memset(&ru_cfg, 0, sizeof ru_cfg);
+    ru_cfg.reuses = reuses;
+    ru_cfg.forgets = forgets;
+    return explore_por(2, true, ru_main, &r, ru_reset, NULL);
+}
+
+static void por_forgets_a_freed_address(void **state) {
+    por_stats never = reuse_search(false, true), forgot = reuse_search(true, true), merged = reuse_search(true, false);
+    (void)state;
+    assert_true(never.complete && forgot.complete && merged.complete);
+    assert_int_equal(forgot.runs, never.runs);
+    assert_int_equal(forgot.traces, never.traces);
+    assert_true(merged.traces > never.traces); /* the hazard the forgetting removes */
+}
+
 static void por_keeps_the_time_read_of_a_full_footprint(void **state) {
     full_step f;
     unsigned i;
@@ -1589,14 +1641,18 @@ static void por_finds_objects_again_after_the_table_grows(void **state) {
  * announcing them once.  A lookup that probed the other way from the
  * rehash would miss the moved keys and number them again. */
 static int cell_passes;
+static bool cell_forget_odd; /* between passes: rt_forget every odd cell */
 static void cells_reader(void *p) {
     int pass, i;
     (void)p;
-    for (pass = 0; pass < cell_passes; pass++)
+    for (pass = 0; pass < cell_passes; pass++) {
+        if (pass > 0 && cell_forget_odd)
+            for (i = 1; i < MANY_CELLS; i += 2) rt_forget((const void *)(((uintptr_t)i + 1u) << 31), 1);
         for (i = 0; i < MANY_CELLS; i++) {
             if (i % 4 == 0) rt_yield();
             rt_access((const volatile void *)(((uintptr_t)i + 1u) << 31), RT_READ);
         }
+    }
 }
 static void cells_main(void *p) { (void)rt_spawn("a", cells_reader, p, false); }
 
@@ -1610,6 +1666,24 @@ static void por_numbers_each_object_once_across_the_tables_growth(void **state) 
     assert_true(once.hcap > 1024); /* the table grew */
     assert_true(once.nobj > MANY_CELLS);
     if (twice.nobj != once.nobj) fail_msg("announced twice: %u objects, once: %u", twice.nobj, once.nobj);
+}
+
+/* Forgetting takes keys out of that one probe chain (deletion shifts the
+ * chain's later keys back): with every odd cell forgotten between the two
+ * passes, the second numbers exactly those again -- a live key the
+ * deletion lost would be numbered anew too. */
+static void por_forgets_only_the_freed_objects_of_a_full_chain(void **state) {
+    por_stats once, forgot;
+    (void)state;
+    cell_passes = 1;
+    cell_forget_odd = false;
+    once = explore_por(0, true, cells_main, NULL, NULL, NULL);
+    cell_passes = 2;
+    cell_forget_odd = true;
+    forgot = explore_por(0, true, cells_main, NULL, NULL, NULL);
+    cell_forget_odd = false;
+    if (forgot.nobj != once.nobj + MANY_CELLS / 2)
+        fail_msg("%u objects after forgetting %d of %u", forgot.nobj, MANY_CELLS / 2, once.nobj);
 }
 
 /* A step's footprint holds POR_MAXK (8) objects; a step touching more is
@@ -1722,7 +1796,9 @@ int main(void) {
         cmocka_unit_test(por_takes_diagnostic_sections_for_independent),
         cmocka_unit_test(por_orders_scoped_sections_by_what_they_announce),
         cmocka_unit_test(por_takes_address_0_for_one_object),
+        cmocka_unit_test(por_forgets_a_freed_address),
         cmocka_unit_test(por_numbers_each_object_once_across_the_tables_growth),
+        cmocka_unit_test(por_forgets_only_the_freed_objects_of_a_full_chain),
         cmocka_unit_test(por_refuses_a_65th_thread),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
