@@ -108,25 +108,13 @@ static bool parks_or_wakes(const run_state *run, int pt, int pool) {
            (pool >= 0 && run->awaiting[count_slot(run, pt, pool)]);
 }
 
-/* Every other record stays a diagnostic section and announces what of it a
- * verdict can tell apart by order: the count slots read while the run goes
- * on (scn_hook_observe; their readers announce their reads), a `before`
- * order's reads and its tally, and the built-in oracles' notes -- a pool's
- * last cancellation and last repair start are one key, because the oracle
- * compares their order. */
-static void announce_record(run_state *run, int pt, int pool, ev_special special) {
-    size_t i;
-    if (run->watched[count_slot(run, pt, -1)]) rt_access(&run->counts[count_slot(run, pt, -1)], RT_WRITE);
-    if (pool >= 0 && run->watched[count_slot(run, pt, pool)]) rt_access(&run->counts[count_slot(run, pt, pool)], RT_WRITE);
-    for (i = 0; i < run->s->norders; i++) {
-        const scn_order *o = &run->s->orders[i];
-        if (o->then != pt || !hold_matches_pool(o->pool, pool)) continue;
-        rt_access(&run->counts[count_slot(run, o->first, o->pool)], RT_READ);
-        rt_access(&run->order_broken[i], RT_WRITE);
-    }
-    if ((special == EV_CANCELLED || special == EV_REPAIR_STARTED) && pool >= 0 && pool < 64)
-        rt_access(&run->last_cancel_at[pool], RT_WRITE);
-    if (special == EV_HEALER_STARTED) rt_access(&run->healer_key, RT_WRITE);
+/* Counts a record in one slot.  A slot read while the run goes on is
+ * announced (its readers announce their reads: scn_exec.c's await,
+ * scn_expr.c); any other is read after a settle, and increments commute. */
+static void count_up(run_state *run, int pt, int pool) {
+    size_t slot = count_slot(run, pt, pool);
+    if (run->watched[slot]) rt_access(&run->counts[slot], RT_WRITE);
+    run->counts[slot]++;
 }
 
 void scn_hook_record(const tph_trace_record *rec, void *ctx) {
@@ -137,13 +125,14 @@ void scn_hook_record(const tph_trace_record *rec, void *ctx) {
     scn_pool_announce_note(rec->target, rec->event, rec->a, rec->b);
     /* Most records only feed the tail a report prints and counts: a
      * diagnostic section, which the bounded search orders only by what it
-     * announces (announce_record). */
+     * announces where it writes what a verdict can tell apart by order (the
+     * watched counts, a `before` order's reads and tally, the built-in
+     * oracles' notes), on either path. */
     rt_lock_acquire_diagnostic(&run->lock);
     ei = event_info(rec->event);
     pt = ei.point;
     if (pt >= 0 && scn_trace_point_has_pool(pt)) pool = scn_run_pool_index(run, (uintptr_t)rec->a);
     if (pt >= 0 && parks_or_wakes(run, pt, pool)) rt_lock_observed(&run->lock);
-    else if (pt >= 0) announce_record(run, pt, pool, ei.special);
     {
         tail_rec *t = &run->tail[run->tail_n % TRACE_TAIL];
         const char *who = rt_thread_name();
@@ -174,21 +163,26 @@ void scn_hook_record(const tph_trace_record *rec, void *ctx) {
         rt_lock_release(&run->lock);
         return;
     }
-    if (pool >= 0 && pool < 64) {
+    if (pool >= 0 && pool < 64 && (ei.special == EV_CANCELLED || ei.special == EV_REPAIR_STARTED)) {
+        /* one key for the pair: the oracle compares their order */
+        rt_access(&run->last_cancel_at[pool], RT_WRITE);
         if (ei.special == EV_CANCELLED) run->last_cancel_at[pool] = run->tail_n;
-        else if (ei.special == EV_REPAIR_STARTED) run->last_start_at[pool] = run->tail_n;
+        else run->last_start_at[pool] = run->tail_n;
     }
     if (ei.special == EV_HEALER_STARTED) {
+        rt_access(&run->healer_key, RT_WRITE);
         run->healer_key = (uintptr_t)rec->a;
         run->healer_key_known = true;
     }
-    run->counts[count_slot(run, pt, -1)]++;
-    if (pool >= 0) run->counts[count_slot(run, pt, pool)]++;
+    count_up(run, pt, -1);
+    if (pool >= 0) count_up(run, pt, pool);
     if (run->awaiting[count_slot(run, pt, -1)] || (pool >= 0 && run->awaiting[count_slot(run, pt, pool)]))
         rt_wake_all(&run->await_q);
     for (i = 0; i < run->s->norders; i++) {
         const scn_order *o = &run->s->orders[i];
         if (o->then != pt || !hold_matches_pool(o->pool, pool)) continue;
+        rt_access(&run->counts[count_slot(run, o->first, o->pool)], RT_READ);
+        rt_access(&run->order_broken[i], RT_WRITE);
         if (run->counts[count_slot(run, o->first, o->pool)] < run->counts[count_slot(run, pt, o->pool)])
             run->order_broken[i]++;
     }
