@@ -15,7 +15,16 @@
  *   the runs counted, the seeded runs' and the DFS search's apart;
  * - its peak RSS is read (fopen of /proc/self/status, wrapped too) after
  *   the memory scenario's runs, and said to be unread when the file cannot
- *   be opened. */
+ *   be opened.
+ * The two real-time measurements the bench composes are stood in for too:
+ * the raw fiber switch rate (4 million switches) and the PCT hit counts
+ * (44,000 runs of the known-depth bugs) are test_sched_bench's and
+ * test_sched_pct's to check; here each call is recorded and answered with
+ * fixed figures.  Run for real, the eight cases ran those 280,000 runs and
+ * 28 million switches: 7.5 s in the default build, 127 s in the ASan build
+ * with make test's detect_stack_use_after_return (every fiber frame a fake
+ * stack), past 200 s beside CPU hogs -- past the sabotage sweep's baseline
+ * bound, which stopped the whole sweep. */
 #define _POSIX_C_SOURCE 200809L /* dup, dup2, fileno under -std=c11; the test is Linux-only */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -37,10 +46,9 @@ void __real_scn_free(scn_scenario *s);
 void __wrap_scn_free(scn_scenario *s);
 int __real_scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out);
 int __wrap_scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out);
-int __real_sched_bench_pct(unsigned bug_depth, unsigned pct_depth, uint64_t runs, uint64_t first_seed,
-                           sched_bench_pct_out *out);
 int __wrap_sched_bench_pct(unsigned bug_depth, unsigned pct_depth, uint64_t runs, uint64_t first_seed,
                            sched_bench_pct_out *out);
+double __wrap_sched_bench_raw_switches_per_sec(uint64_t n);
 
 scn_scenario *__real_scn_parse(const char *path, const char *text, size_t len, scn_error *err);
 scn_scenario *__wrap_scn_parse(const char *path, const char *text, size_t len, scn_error *err);
@@ -51,6 +59,7 @@ static uint64_t runs_begun, freed;
 static bool refuse_dfs;    /* scn_run refuses a run of the DFS strategy */
 static bool refuse_seeded; /* ... of a seeded strategy (random, PCT) */
 static bool pct_fails;     /* sched_bench_pct reports a run that did not end normally */
+static bool pct_below;     /* ... hits one short of its bound's share */
 
 /* The steps scn_run reported: the first `seeded_wanted` runs of a seeded
  * strategy (the reference race's, which the bench runs first) and every
@@ -123,17 +132,31 @@ static size_t npct_calls;
 
 int __wrap_sched_bench_pct(unsigned bug_depth, unsigned pct_depth, uint64_t runs, uint64_t first_seed,
                            sched_bench_pct_out *out) {
+    (void)first_seed;
     if (npct_calls < sizeof pct_calls / sizeof pct_calls[0]) {
         pct_calls[npct_calls].bug_depth = bug_depth;
         pct_calls[npct_calls].pct_depth = pct_depth;
         pct_calls[npct_calls].runs = runs;
     }
     npct_calls++;
-    if (pct_fails) {
-        memset(out, 0, sizeof *out);
-        return -1;
-    }
-    return __real_sched_bench_pct(bug_depth, pct_depth, runs, first_seed, out);
+    memset(out, 0, sizeof *out);
+    if (pct_fails) return -1;
+    /* fixed figures: n = 3 threads, k = 10 points, so the bound is
+     * 1/(3 * 10^(d-1)); the hits are the bound's share plus one */
+    out->threads = 3;
+    out->k = 10;
+    out->runs = runs;
+    out->bound = bug_depth == 2 ? 1.0 / 30.0 : 1.0 / 300.0;
+    out->hits = (uint64_t)(out->bound * (double)runs) + (pct_below ? 0 : 1);
+    return 0;
+}
+
+/* the switch count asked for, and a fixed rate */
+static uint64_t raw_switches_asked;
+
+double __wrap_sched_bench_raw_switches_per_sec(uint64_t n) {
+    raw_switches_asked = n;
+    return 1e6;
 }
 
 static void the_rate_is_the_timed_runs_over_their_clock(void **state) {
@@ -245,6 +268,36 @@ static void a_pct_run_that_did_not_end_fails_the_bench(void **state) {
     if (strstr(out, "bug, n=")) fail_msg("a hit line for a failed measurement:\n%s", out);
 }
 
+/* The hit lines print what sched_bench_pct measured, the switch line what
+ * the raw rate returned for the 4 million switches the bench asks. */
+static void the_pct_and_switch_lines_print_the_measured_figures(void **state) {
+    static char out[8192];
+    char want[160];
+    (void)state;
+    raw_switches_asked = 0;
+    assert_int_equal(bench_main_captured(2, out, sizeof out), 0);
+    assert_int_equal(raw_switches_asked, 4000000);
+    expect_line(out, "raw", "  raw fiber switches/s:   1000000 per ");
+    snprintf(want, sizeof want, "pct: depth-2 bug, n=3 k=10: 134/4000 runs hit it (%.4f)  bound 1/(n k^1) = %.5f\n",
+             134.0 / 4000.0, 1.0 / 30.0);
+    expect_line(out, "depth 2", want);
+    snprintf(want, sizeof want, "pct: depth-3 bug, n=3 k=10: 134/40000 runs hit it (%.4f)  bound 1/(n k^2) = %.5f\n",
+             134.0 / 40000.0, 1.0 / 300.0);
+    expect_line(out, "depth 3", want);
+}
+
+/* Hits short of the bound's share are flagged on their line and fail the
+ * bench: the bound is PCT's guarantee, so a shortfall is a scheduler bug. */
+static void pct_hits_below_the_bound_fail_the_bench(void **state) {
+    static char out[8192];
+    (void)state;
+    pct_below = true;
+    assert_int_equal(bench_main_captured(2, out, sizeof out), 1);
+    pct_below = false;
+    expect_line(out, "depth 2", "133/4000 runs hit it");
+    expect_line(out, "flag", "  BELOW THE BOUND\n");
+}
+
 /* The peak is the process's after every run the bench makes through the
  * runner (the memory scenario's last), VmHWM's figure; unreadable, no line. */
 static void the_peak_rss_is_read_after_the_runs(void **state) {
@@ -305,6 +358,8 @@ int main(void) {
         cmocka_unit_test(the_points_per_run_are_the_runs_steps),
         cmocka_unit_test(a_refused_seeded_run_fails_the_bench),
         cmocka_unit_test(a_pct_run_that_did_not_end_fails_the_bench),
+        cmocka_unit_test(the_pct_and_switch_lines_print_the_measured_figures),
+        cmocka_unit_test(pct_hits_below_the_bound_fail_the_bench),
         cmocka_unit_test(the_peak_rss_is_read_after_the_runs),
         cmocka_unit_test(a_built_in_scenario_refused_exits_2),
     };
