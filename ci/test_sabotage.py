@@ -206,6 +206,62 @@ def test_red_baseline_exits_two(fx, tmp_path):
     assert rc == 2 and "baseline: unit:test_add fails unpatched" in err, out + err
 
 
+def test_a_slow_baseline_catcher_is_reported_and_the_sweep_goes_on(fx, tmp_path):
+    """A fallback catcher still running at its baseline bound is slow, not red:
+    it is named with its time and left out of the fallback set, the entries
+    are judged, and its time is kept (catcher-times.json) so the next sweep's
+    bound derives from it.  Here test_spin hangs unpatched (an uncommitted
+    break the copies see), so it is slow at any bound and any load."""
+    lib = fx / "lib" / "lib.c"
+    orig = lib.read_text()
+    manifest = json.loads((fx / "sabotage.json").read_text())
+    manifest["baselineTimeoutSeconds"] = 1
+    mpath = tmp_path / "sabotage.json"
+    mpath.write_text(json.dumps(manifest))
+    try:
+        lib.write_text(orig.replace("        i++;", "        i += 0;"))
+        rc, out, err = run_sweep("--checkout", str(fx), "--manifest", str(mpath), "--work", str(tmp_path / "w"),
+                                 "--out", str(tmp_path / "o"), "--only", "control")
+    finally:
+        lib.write_text(orig)
+    assert rc == 0, out + err
+    line = next((x for x in (out + err).splitlines() if "baseline: unit:test_spin slow:" in x), None)
+    assert line and "left out of the fallback set" in line, out + err
+    res = json.loads((tmp_path / "o" / "results.json").read_text())
+    assert [(r["name"], r["outcome"]) for r in res] == [("control", "survived")]
+    assert "unit:test_spin" not in res[0]["ran"] and "unit:test_add" in res[0]["ran"]
+    rep = json.loads((tmp_path / "o" / "mutation-report.json").read_text())
+    left = {x["catcher"]: x["reason"] for x in rep["config"]["fallback"]["leftOut"]}
+    assert left.get("unit:test_spin", "").startswith("slow unpatched"), left
+    times = json.loads((tmp_path / "w" / "catcher-times.json").read_text())
+    spin = [v for k, v in times.items() if k.startswith("unit:test_spin")]
+    assert spin and spin[0] >= 2.5, times  # it ran to its bound: the fixture's 3 s floor at least
+
+
+def test_baseline_bound_derives_from_the_catchers_own_time_and_the_load():
+    """Unpatched, a catcher never timed gets the configured first bound, one
+    timed before HANG_FACTOR times its last time; either is stretched by the
+    load and kept above the floor (a pytest catcher above its own)."""
+    from types import SimpleNamespace as NS
+    me = NS(floor=15.0, cfg={"baselineTimeoutSeconds": 120})
+    bb = lambda kind, last, load: sweep.Sweep.baseline_bound(me, NS(kind=kind), last, load)  # noqa: E731
+    assert bb("asan", None, 1.0) == 120.0
+    assert bb("asan", None, 2.5) == 300.0
+    assert bb("asan", 127.0, 1.0) == 3 * 127.0
+    assert bb("asan", 127.0, 2.0) == 6 * 127.0
+    assert bb("unit", 0.2, 1.0) == 15.0
+    assert bb("pytest", 2.0, 2.0) == 2 * sweep.PYTEST_HANG_FLOOR
+
+
+def test_load_factor_reads_the_load_over_the_cores(monkeypatch):
+    import sweep_config
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (5.0, 0.0, 0.0))
+    assert sweep_config.load_factor() == 2.5
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.3, 0.0, 0.0))
+    assert sweep_config.load_factor() == 1.0
+
+
 def test_shards_are_contiguous_blocks():
     xs = list(range(10))
     parts = [sweep.shard(xs, i, 3) for i in (1, 2, 3)]
@@ -511,15 +567,19 @@ def test_a_dfs_catcher_reports_its_run_number_as_schedules():
     assert failed and kind == "oracle" and schedules == 7 and seed is None
 
 
-def test_hang_bound_of_a_pytest_catcher_outlasts_a_loaded_start_up():
+def test_hang_bound_of_a_pytest_catcher_outlasts_a_loaded_start_up(monkeypatch):
     """A pytest catcher's bound is at least PYTEST_HANG_FLOOR: its baseline is
     mostly interpreter start-up, which a loaded runner stretched past 15 s
     while the tests themselves passed (soak run 5).  Other catchers keep the
     15 s floor and 3x their baseline; an entry's timeoutSeconds only raises."""
     from types import SimpleNamespace as NS
+    import sweep_catchers
+    monkeypatch.setattr(sweep_catchers, "load_factor", lambda: 1.0)  # quiet; the load's share below
     me = NS(floor=sweep.HANG_FLOOR, baseline={"p": 2.6, "u": 1.0, "s": 40.0}, key=lambda c: c.name)
     bound = lambda kind, name, timeout=None: sweep.Sweep.bound(me, NS(kind=kind, name=name), NS(timeout=timeout))  # noqa: E731
     assert bound("pytest", "p") == sweep.PYTEST_HANG_FLOOR >= 60
     assert bound("unit", "u") == sweep.HANG_FLOOR
     assert bound("scenario", "s") == 3 * 40.0
     assert bound("unit", "u", timeout=200) == 200 and bound("pytest", "p", timeout=5) == sweep.PYTEST_HANG_FLOOR
+    monkeypatch.setattr(sweep_catchers, "load_factor", lambda: 2.5)  # make soak's three hogs
+    assert bound("scenario", "s") == 3 * 40.0 * 2.5 and bound("unit", "u") == sweep.HANG_FLOOR * 2.5

@@ -15,7 +15,7 @@ import re
 import threading
 
 import manifest as mf
-from sweep_config import HANG_FACTOR, OUTPUT_KEEP, PYTEST_HANG_FLOOR, Bad, now
+from sweep_config import HANG_FACTOR, OUTPUT_KEEP, PYTEST_HANG_FLOOR, Bad, load_factor, now
 
 # ---------------------------------------------------------------- relevance
 # Words that say nothing about which rule a test holds.
@@ -55,8 +55,9 @@ def relevance(e, c):
 class Catchers:
     """The Sweep's catcher bookkeeping (a mixin of sweep_run.Sweep): reads its
     cfg, floor, workers, source, workroot and stop_at_first; sets baseline
-    (catcher key -> seconds), full_set (the fallback set, in baseline order)
-    and fallback_info (config.fallback of the report)."""
+    (catcher key -> seconds), slow (key -> the bound a catcher ran past
+    unpatched), full_set (the fallback set, in baseline order) and
+    fallback_info (config.fallback of the report)."""
 
     def run_baseline(self, entries):
         """Every named catcher and the whole fallback set must pass unpatched;
@@ -113,7 +114,10 @@ class Catchers:
         if cached is not None:
             self.baseline.update(cached)
             todo = [c for c in todo if self.key(c) not in cached]
-        self.say(f"baseline: {len(todo)} catcher runs")
+        times = self.read_catcher_times()
+        load = load_factor()
+        self.say(f"baseline: {len(todo)} catcher runs (load {load:.1f}x: the 1-minute load average "
+                 f"over {os.cpu_count()} cores)")
         lines, red = [], []
         red_keys = set()
         q = queue.Queue()
@@ -127,13 +131,20 @@ class Catchers:
                     c = q.get_nowait()
                 except queue.Empty:
                     return
-                r = w.run(c, max(float(self.cfg["baselineTimeoutSeconds"]), self.floor))
+                b = self.baseline_bound(c, times.get(self.key(c)), load)
+                r = w.run(c, b)
                 with lock:
                     self.baseline[self.key(c)] = r.seconds
+                    slow = r.failed and r.kind == "timeout"
                     lines.append(f"--- {r.label} {' '.join(r.cmd)}\nexit {r.rc}, {r.seconds:.2f} s"
-                                 f"{', FAILED: ' + str(r.kind) if r.failed else ''}\n"
+                                 f"{', SLOW: still running at its bound ' + format(b, '.0f') + ' s' if slow else ''}"
+                                 f"{', FAILED: ' + str(r.kind) if r.failed and not slow else ''}\n"
                                  + r.output[-OUTPUT_KEEP:])
-                    if r.failed:
+                    if slow:
+                        # Slow is not red: nothing failed.  Its time (a lower
+                        # bound) is kept so its later bounds derive from it.
+                        self.slow[self.key(c)] = r.seconds
+                    elif r.failed:
                         red_keys.add(self.key(c))
                         red.append(f"baseline: {r.label} fails unpatched ({r.kind}"
                                    f"{', seed ' + r.seed if r.seed else ''}; "
@@ -155,16 +166,66 @@ class Catchers:
             red = []
         if red:
             raise Bad(*red)
+        self.leave_out_slow(full, named, load)
         # Only the green runs are cached: a catcher that failed unpatched (left
         # out under --ignore-red-fallback) runs again next time, and is red
         # again -- a later sweep without the flag must not reuse it as green.
-        for k in red_keys:
+        for k in red_keys | set(self.slow):
             self.baseline.pop(k, None)
         self.write_baseline_cache(cache_key)
+        self.baseline.update(self.slow)
+        self.write_catcher_times()
         self.order_full_set()
         total = sum(self.baseline.values())
-        self.say(f"baseline: green, {len(todo) - len(red_keys)} runs, {total:.1f} s of catcher time"
-                 + (f" ({len(red_keys)} red left out)" if red_keys else ""))
+        self.say(f"baseline: green, {len(todo) - len(red_keys) - len(self.slow)} runs, {total:.1f} s of catcher "
+                 f"time" + (f" ({len(red_keys)} red left out)" if red_keys else "")
+                 + (f" ({len(self.slow)} slow)" if self.slow else ""))
+
+    def baseline_bound(self, c, last, load):
+        """The bound of catcher c's unpatched run, from its own cost: HANG_FACTOR
+        times the time it last took (any tree: WORK/catcher-times.json), or the
+        configured first bound when it was never timed, either stretched by the
+        load -- never a constant a slow sanitizer run beside other work can
+        cross (the ASan bench test took 127 s under one, and a fixed 120 s
+        bound stopped the whole sweep)."""
+        b = HANG_FACTOR * last if last else float(self.cfg["baselineTimeoutSeconds"])
+        b = max(b * load, self.floor)
+        if c.kind == "pytest":
+            b = max(b, PYTEST_HANG_FLOOR * load)
+        return b
+
+    def leave_out_slow(self, full, named, load):
+        """A catcher still running at its bound unpatched is reported as slow,
+        with its time, and the sweep goes on: a fallback catcher leaves the
+        fallback set (it cannot be told green), a named one stays, bounded
+        from the time it ran past.  Its time is remembered, so the next sweep
+        bounds it from that."""
+        for k, secs in sorted(self.slow.items()):
+            c = next((x for x in full if self.key(x) == k), None) or named.get(k)
+            role = "named catcher, kept" if k in named else "left out of the fallback set"
+            self.say(f"baseline: {c.label} slow: still running after {secs:.0f} s (load {load:.1f}x); "
+                     f"{role}; the next sweep bounds it at {HANG_FACTOR:g}x that")
+            if k not in named:
+                self.fallback_info["leftOut"].append(
+                    {"catcher": c.label, "reason": f"slow unpatched: still running after {secs:.0f} s "
+                                                   f"(load {load:.1f}x)"})
+        self.full_set = [c for c in self.full_set if self.key(c) not in self.slow or self.key(c) in named]
+        for k, v in self.fallback_info["layers"].items():
+            self.fallback_info["layers"][k] = [x for x in v if x in {c.label for c in self.full_set}]
+
+    def read_catcher_times(self):
+        """key -> the seconds each catcher last took unpatched, in any tree."""
+        try:
+            doc = json.loads((self.workroot / "catcher-times.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return {k: float(v) for k, v in doc.items()} if isinstance(doc, dict) else {}
+
+    def write_catcher_times(self):
+        times = self.read_catcher_times()
+        times.update(self.baseline)
+        (self.workroot / "catcher-times.json").write_text(json.dumps(times, indent=1, sort_keys=True),
+                                                          encoding="utf-8")
 
     def pytest_layer(self, files):
         """(the pytest files the fallback runs, [{catcher, reason}] of those
@@ -228,9 +289,12 @@ class Catchers:
         p.write_text(json.dumps({"key": key, "times": old}, indent=1, sort_keys=True), encoding="utf-8")
 
     def bound(self, c, e):
-        b = max(self.floor, HANG_FACTOR * self.baseline.get(self.key(c), self.floor))
+        """A patched run's hang bound: HANG_FACTOR times the catcher's baseline
+        time (for a slow one, the time it ran past), stretched by the load now."""
+        load = load_factor()
+        b = max(self.floor, HANG_FACTOR * self.baseline.get(self.key(c), self.floor)) * load
         if c.kind == "pytest":
-            b = max(b, PYTEST_HANG_FLOOR)
+            b = max(b, PYTEST_HANG_FLOOR * load)
         if e.timeout:
             b = max(b, float(e.timeout))
         return b

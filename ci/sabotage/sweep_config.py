@@ -50,6 +50,9 @@ DEFAULTS = {
     # none).  For a TSan sanitizer build that is the race detector under the
     # controlled scheduler (docs/races.md): mutants.py --sanitizer thread.
     "sanitizerScenarioSeeds": 0,
+    # The first bound of a catcher the sweep has never timed (in any tree),
+    # stretched by the machine's load; once timed, its baseline bound is
+    # derived from that time instead (sweep_catchers.baseline_bound).
     "baselineTimeoutSeconds": 120,
     # ctest names whose executables form the fallback set (the conformance
     # comparison is not a unit test of the rules and takes seconds).
@@ -122,6 +125,19 @@ class Bad(Exception):
 
 def now():
     return time.monotonic()
+
+
+def load_factor() -> float:
+    """How many times slower than alone a run is to be expected now: the
+    one-minute load average over the cores, at least 1.  A sweep's own
+    workers (one a core) read as 1; make soak's three hogs beside two workers
+    on 2 cores read about 2.5.  Every hang bound is multiplied by it, so a
+    bound follows the machine rather than assuming a quiet one."""
+    try:
+        la = os.getloadavg()[0]
+    except (OSError, AttributeError):
+        return 1.0
+    return max(1.0, la / float(os.cpu_count() or 1))
 
 
 def config_of(manifest):

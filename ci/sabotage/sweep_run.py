@@ -49,6 +49,7 @@ class Sweep(Catchers, Entries):
         self.quiet = quiet
         self.stream = stream
         self.baseline = {}    # catcher label -> seconds
+        self.slow = {}        # catcher key -> seconds it was still running at, unpatched
         self.full_set = []    # catchers run when the named ones miss
         # what the fallback is made of and what it leaves out (config.fallback)
         self.fallback_info = {"layers": {}, "leftOut": []}
@@ -225,7 +226,8 @@ class Sweep(Catchers, Entries):
                 continue
             seen.add(self.key(c))
             base.append({"catcher": c.label, "fallback": fb, "seeds": c.seeds, "strategy": c.strategy,
-                         "args": c.args, "seconds": round(self.baseline[self.key(c)], 3)})
+                         "args": c.args, "seconds": round(self.baseline[self.key(c)], 3),
+                         **({"slow": True} if self.key(c) in self.slow else {})})
         extra = {"failUnder": self.fail_under} if self.fail_under is not None else {}
         rep = rp.build(self.m, [r.as_dict() for r in results], sources, self.perf, tests,
                        fallback=self.fallback_info, baseline=base, extra=extra)
