@@ -15,7 +15,7 @@
 #                   RelWithDebInfo, gcc and clang, the clang MSVC-mode pass, and the
 #                   README's two commands in a fresh clone on a bare Debian 12
 #   make soak       the flake hunt: make test SOAK_RUNS times (5), each beside
-#                   SOAK_LOAD stress-ng CPU hogs (2); runs, failures, causes
+#                   SOAK_LOAD stress-ng CPU hogs (3: load 5 on 2 cores), in a fresh clone of HEAD; runs, failures, causes
 #                   (docs/stress.md, "Soak"; build/soak/soak.json)
 SHELL := /bin/bash
 PYTEST := /usr/bin/python3 -m pytest
@@ -27,7 +27,7 @@ SHARD ?=
 SANITIZE ?=
 PYTEST_ARGS ?=
 SOAK_RUNS ?= 5
-SOAK_LOAD ?= 2
+SOAK_LOAD ?= 3
 
 .PHONY: all deps build build-asan build-tsan build-noheal test stress stress-windows windows sabotage fuzz matrix soak clean
 
@@ -102,7 +102,7 @@ matrix:
 
 soak:
 	@ci/deps.sh windows node soak
-	/usr/bin/python3 ci/soak.py --runs $(SOAK_RUNS) --load $(SOAK_LOAD) --keep-going
+	/usr/bin/python3 ci/soak.py --runs $(SOAK_RUNS) --load $(SOAK_LOAD) --keep-going --fresh
 
 # make mutants   generated mutants of core/src against the whole suite (docs/mutation.md):
 #   FILES='harness/sim/*.c' SAMPLE=N MUTANT_SEED=S DIFF=BASE (only mutants on lines changed since BASE)

@@ -6,7 +6,7 @@ prose).  A test that fails only here relies on a real-time bound a loaded
 2-core runner does not give: fix it with a regression test or remove the
 assumption (docs/stress.md, "Soak").
 
-  ci/soak.py [--runs N] [--load K] [--out DIR] [--keep-going] [-- CMD...]
+  ci/soak.py [--runs N] [--load K] [--out DIR] [--keep-going] [--fresh] [-- CMD...]
 
 CMD (default `make test`) gets PYTEST_ARGS=--junitxml=DIR/run-I.xml in its
 environment and the make variable of that name; a CMD that writes no XML is
@@ -73,12 +73,60 @@ def loadavg() -> str:
         return "?"
 
 
+class LoadSampler:
+    """The one-minute load average read every `every` seconds while a run
+    goes: a report gives its least, mean and most, so "beside a load of 5"
+    is a measurement, not the number of hogs started."""
+
+    def __init__(self, every: float = 10.0):
+        import threading
+        self.samples = []
+        self.every = every
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._loop, daemon=True)
+
+    def _loop(self):
+        while True:
+            v = loadavg()
+            if v != "?":
+                self.samples.append(float(v))
+            if self._stop.wait(self.every):
+                return
+
+    def __enter__(self):
+        self._t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._t.join()
+
+    def summary(self) -> dict:
+        xs = self.samples
+        if not xs:
+            return {"samples": 0}
+        return {"samples": len(xs), "min": min(xs), "mean": round(sum(xs) / len(xs), 2), "max": max(xs)}
+
+
+def fresh_clone(out: pathlib.Path) -> pathlib.Path:
+    """A fresh clone of this checkout's HEAD under out/clone, as CI's is: no
+    build, no untracked file, nothing an earlier run left."""
+    dest = out / "clone"
+    if dest.exists():
+        shutil.rmtree(dest)
+    subprocess.run(["git", "clone", "-q", str(REPO), str(dest)], check=True)
+    return dest
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="soak", description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--load", type=int, default=2, help="stress-ng CPU hogs beside each run (0: none)")
+    ap.add_argument("--load", type=int, default=3,
+                    help="stress-ng CPU hogs beside each run (0: none; 3 puts a 2-core machine at a load of 5)")
     ap.add_argument("--out", default=str(REPO / "build" / "soak"))
     ap.add_argument("--keep-going", action="store_true")
+    ap.add_argument("--fresh", action="store_true",
+                    help="run CMD in a fresh clone of HEAD (out/clone), made once before the first run")
     ap.add_argument("cmd", nargs="*")
     a = ap.parse_args(argv)
     if a.runs < 1 or a.load < 0:
@@ -87,6 +135,7 @@ def main(argv=None) -> int:
     out = pathlib.Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     runs = []
+    cwd = fresh_clone(out) if a.fresh else REPO
     for i in range(1, a.runs + 1):
         xml = out / f"run-{i}.xml"
         xml.unlink(missing_ok=True)
@@ -95,9 +144,9 @@ def main(argv=None) -> int:
         load = start_load(a.load)
         t0 = time.monotonic()
         try:
-            with open(out / f"run-{i}.log", "wb") as log:
+            with open(out / f"run-{i}.log", "wb") as log, LoadSampler() as sampled:
                 rc = subprocess.run(cmd + ([f"PYTEST_ARGS=--junitxml={xml}"] if cmd[0] == "make" else []),
-                                    cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT).returncode
+                                    cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT).returncode
         finally:
             stop_load(load)
         secs = round(time.monotonic() - t0, 1)
@@ -106,10 +155,14 @@ def main(argv=None) -> int:
             fails = [{"test": "(run)", "kind": "error",
                       "cause": f"exit {rc} with no failing test in {xml.name if xml.exists() else 'no JUnit XML'}"}]
         load_after = loadavg()
+        seen = sampled.summary()
         runs.append({"run": i, "exit": rc, "seconds": secs, "loadavg": [load_before, load_after],
-                     "failures": fails})
+                     "load_during": seen, "failures": fails})
+        during = (f"; during: min {seen['min']}, mean {seen['mean']}, max {seen['max']}"
+                  if seen["samples"] else "")
         print(f"soak: run {i}/{a.runs} {'PASS' if not fails else 'FAIL'} in {secs}s"
-              f" ({a.load} CPU hogs; load average {load_before} before, {load_after} after)", flush=True)
+              f" ({a.load} CPU hogs; load average {load_before} before, {load_after} after{during})",
+              flush=True)
         for f in fails:
             print(f"soak:   {f['kind']}: {f['test']}: {f['cause']}", flush=True)
         if fails and not a.keep_going:
@@ -120,7 +173,7 @@ def main(argv=None) -> int:
         for f in r["failures"]:
             causes.setdefault(f["test"], []).append(r["run"])
     (out / "soak.json").write_text(json.dumps(
-        {"command": cmd, "load": a.load, "runs": runs, "failed_runs": len(failed),
+        {"command": cmd, "load": a.load, "fresh_clone": a.fresh, "runs": runs, "failed_runs": len(failed),
          "causes": causes}, indent=1) + "\n")
     consecutive = 0
     for r in reversed(runs):

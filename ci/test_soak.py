@@ -100,3 +100,26 @@ def _read(p):
         return p.read_bytes()
     except OSError:
         return b""
+
+
+def test_soak_fresh_runs_in_a_clone_and_samples_the_load(tmp_path):
+    """--fresh (make soak's): the command runs in a fresh clone of HEAD, with
+    no untracked file of the checkout, and each run's record carries the load
+    average sampled while it ran (the issue asked for load 5: a figure, not a
+    hog count)."""
+    (tmp_path / "test_inner.py").write_text(INNER + '''
+def test_where():
+    (STATE.parent / "cwd").write_text(os.getcwd())
+''')
+    env = dict(os.environ, SOAK_STATE=str(tmp_path / "state"))
+    cmd = [sys.executable, str(SOAK), "--out", str(tmp_path / "out"), "--runs", "1", "--load", "0", "--fresh",
+           "--", "sh", "-c", f'"{sys.executable}" -m pytest -q -p no:cacheprovider $PYTEST_ARGS "{tmp_path}/test_inner.py"']
+    rc, out = run_bounded(cmd, 120, env=env)
+    r = json.loads((tmp_path / "out" / "soak.json").read_text())
+    assert rc == 0 and r["fresh_clone"] is True, out
+    clone = tmp_path / "out" / "clone"
+    assert (tmp_path / "cwd").read_text() == str(clone)
+    assert (clone / ".git").is_dir() and (clone / "ci" / "soak.py").is_file()
+    seen = r["runs"][0]["load_during"]
+    assert seen["samples"] >= 1 and 0 <= seen["min"] <= seen["mean"] <= seen["max"], seen
+    assert "during: min " in out, out
