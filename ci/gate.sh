@@ -11,8 +11,8 @@
 #   ci/gate.sh race         the race build (TSan under the controlled scheduler, docs/races.md):
 #                           no race in the corpus or the core's tests, the detector's own
 #                           test, and a controlled-only stress pass with the detector
-#   ci/gate.sh wine         mingw-w64 cross build, its tests under Wine (make windows), the
-#                           package as a Windows user links it
+#   ci/gate.sh wine         mingw-w64 cross build, its tests under Wine (make windows), its
+#                           replays of the golden corpus, the package as a Windows user links it
 #   ci/gate.sh sabotage I/N the sabotage sweep, shard I of N
 #   ci/gate.sh verify       make verify: DFS + partial-order reduction over the corpus at P = 1
 #   ci/gate.sh msvc         Windows, Git Bash: Visual Studio (newest installed), vcpkg cmocka

@@ -26,6 +26,8 @@ import golden as G  # noqa: E402  (ci/ is on the path: conftest)
 #         for ASan (harness/sched/fiber_asan.h);
 #   tsan: clang, the race build: every fiber a TSan fiber, stacks never
 #         reused, the race detector inside the run (docs/races.md).
+# The Windows build is held to the file itself, under Wine, in the wine job
+# (ci/test_windows.py: test_windows_build_replays_the_golden_corpus_under_wine).
 # Not here: noheal (TPHEAL_SELF_HEAL=OFF) builds no scenario harness at all
 # (harness/CMakeLists.txt: the engine exists only where the self-heal does),
 # and a core without the self-heal runs other runs by design.

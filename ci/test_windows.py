@@ -7,7 +7,8 @@
   + tests, run under Wine with ctest;
 - the conformance matrix on the real pool under Wine and on the sim (Linux),
   each reporting its case count and 0 failures;
-- the scenario corpus on the real pool under Wine.
+- the scenario corpus on the real pool under Wine, and the Windows build's
+  replays of the golden corpus (Wine, the model) against the Linux digests.
 The installed package as a Windows user links it: ci/test_install.py.
 
 Skipped, with the reason, only when mingw-w64 / Wine / Node.js are absent;
@@ -23,6 +24,7 @@ import sys
 import pytest
 
 from conftest import REPO, WIN_BUILD, binary, need_tools, need_wine_tools, run_bounded, wine_session
+import golden as G  # noqa: E402  (ci/ is on the path: conftest)
 
 WORKFLOW = REPO / ".github" / "workflows" / "ci.yml"
 TOOLS = REPO / "ci" / "tools"
@@ -267,6 +269,52 @@ def test_realpool_later_runs_of_a_process_skip_the_healers_pool(wine_realpool, r
     assert "remains after every object was closed" not in out, out[-3000:]
     assert rc == 0 and re.search(rf"^PASS scenarios/{re.escape(name)}\s+runs=3 failures=0 ", out, re.M), \
         f"exit {rc}:\n{out[-3000:]}"
+
+
+# ---- the golden corpus under Wine: a seed replays across platforms ----------------
+
+# Items of the golden corpus (ci/golden.py) the Windows build must print as
+# the Linux build pinned them, so that a seed the Windows gate prints replays
+# on Linux and back: every scenario's whole trace replayed for seeds 1 and 2,
+# the random walk and PCT, and the `run` item (30 seeds x both strategies: each
+# run's steps, interleavings, reach), the four `build fail-fast` scenarios on
+# tpheal-harness-failfast.exe.  Under Wine a harness process costs ~0.4 s of
+# start-up whatever it runs, so the items are chosen by what one process
+# covers: the 295 processes took 100 s beside a load average of 14 on the
+# 2-core machine.  Seed 3's replays (+59 processes, 25 s there) add a seed of
+# the same picks; the DFS items and flips are left to the Linux builds.
+# The first run compared all 354 replay items and the `run` item: every one
+# matched.
+WINE_GOLDEN_ITEMS = tuple(G.BY_NAME[n] for n in ("replay-random-1", "replay-random-2", "replay-pct-1",
+                                                  "replay-pct-2", "run"))
+
+
+@pytest.mark.windows
+def test_windows_build_replays_the_golden_corpus_under_wine(wine_realpool):
+    """Byte for byte against ci/golden/corpus.txt (the Linux build's digests),
+    after the one thing that is the platform's and not the run's: stdout's
+    text-mode line ends (golden.py reads \\r\\n back as \\n)."""
+    missing = G.missing_programs(WIN_BUILD)
+    assert not missing, f"{', '.join(map(str, missing))} missing: run `make windows` (the case above builds them)"
+    names = {i.name for i in WINE_GOLDEN_ITEMS}
+    golden = {k: v for k, v in G.read_golden().items() if k[1] in names}
+    texts = G.collect(WIN_BUILD, items=WINE_GOLDEN_ITEMS, env=wine_realpool["env"],
+                      wrapper=(wine_realpool["wine"],))
+    failfast = {s for s in G.corpus() if G.needs_failfast(s)}
+    assert failfast and all((s, "replay-random-1") in texts for s in failfast), sorted(failfast)
+    diff = G.differences(golden, G.digests(texts))
+    if not diff:
+        return
+    s, i = diff[0].split(":", 1)[0].split()
+    again = ("python3 ci/golden.py --check --build build-win --exec-wrapper wine --items "
+             + ",".join(it.name for it in WINE_GOLDEN_ITEMS))
+    pytest.fail("\n".join([f"{len(diff)} of {len(golden)} items differ between the Windows build "
+                           f"under Wine and the golden file (the Linux build's):", *diff[:40],
+                           "", f"{s} {i} on Windows (the first lines):",
+                           *texts.get((s, i), "").splitlines()[:30], "",
+                           f"Both sides: python3 ci/golden.py --show {s} {i} [--build build-win "
+                           f"--exec-wrapper wine]; all of them again: {again} "
+                           f"(after ci/windows/wine-up.sh build-win)"]), pytrace=False)
 
 
 # At most this many scenario processes at once: a run mostly sleeps (its
