@@ -212,7 +212,13 @@ def _neutral(text: str, exe: pathlib.Path) -> str:
     rate (schedules/s, the one wall-time figure of a failing run's text).
     None occurs in a passing run's item; each would make a failing item
     differ between two builds that ran the same run, which is not the
-    divergence this pins."""
+    divergence this pins.  A Windows program names itself by its Windows
+    path with its suffix, quoted for the shell (a path with `\\` is not a
+    plain word: scn_shell_word), under Wine its Linux path as drive Z:; each
+    form becomes the bare name a Linux build prints."""
+    if exe.suffix == ".exe":
+        for path in dict.fromkeys((str(exe), "Z:" + str(exe).replace("/", "\\"))):
+            text = text.replace(f"'{path}'", exe.stem).replace(path, exe.stem)
     text = text.replace(str(exe.parent) + os.sep, "")
     text = re.sub(r"schedules/s=[0-9.]+", "schedules/s=*", text)
     return re.sub(r"^(  build: ).*$", r"\1<build>", text, flags=re.M)
