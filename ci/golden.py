@@ -151,6 +151,21 @@ def wine_env(build: pathlib.Path, base=None) -> dict:
     env.setdefault("WINEARCH", "win64")
     return env
 
+
+@dataclasses.dataclass
+class Wrapper:
+    """A command before every harness call (`wine` for a Windows build read
+    from Linux), and what it did that is not the run's.  A harness process
+    prints on stdout whatever its exit (exit 2's usage errors aside, which no
+    item makes); one that printed nothing and failed never reached the
+    harness: under Wine, 1 of ~4,700 processes at a load average of 15-20
+    exited 1 so (the same command then ran as pinned, 90 times of 90).  Such
+    a process is run once more, and `reruns` says which, with its exit and
+    stderr, so that the caller reports it; a second silent failure is the
+    item's text, stderr included."""
+    cmd: tuple[str, ...]
+    reruns: list[str] = dataclasses.field(default_factory=list)
+
 HEADER = """\
 # The golden corpus: sha256 (first 16 hex) of what each scenario of scenarios/
 # prints, item by item (ci/golden.py: the items and their commands; `--list`).
@@ -242,7 +257,7 @@ def harness_env(base=None) -> dict:
 
 
 def _one_run(exe: pathlib.Path, shown: list[str], args: list[str], cwd, item: Item, env,
-             wrapper: tuple[str, ...] = ()) -> str:
+             wrapper: Wrapper | None = None) -> str:
     """One harness process as an item's text: the command as shown, its exit
     status, then its output (JSON objects without wall time, or the text as
     printed), and a sanitizer's report from stderr, which is otherwise not
@@ -250,10 +265,16 @@ def _one_run(exe: pathlib.Path, shown: list[str], args: list[str], cwd, item: It
     A Windows program writes stdout in the C runtime's text mode, each \\n
     as \\r\\n: that is the platform's line end, not the run, so it is read
     back as \\n (a \\r the harness printed itself would still show)."""
-    r = procs.run_bounded([*wrapper, str(exe), *args], TIMEOUT, cwd=cwd, env=harness_env(env), merge=False)
+    cmd = [*(wrapper.cmd if wrapper else ()), str(exe), *args]
+    r = procs.run_bounded(cmd, TIMEOUT, cwd=cwd, env=harness_env(env), merge=False)
+    if wrapper and r.rc and not r.out:
+        wrapper.reruns.append(f"{' '.join(shown)}: exit {r.rc}, nothing on stdout; stderr: {r.err[-500:]!r}")
+        r = procs.run_bounded(cmd, TIMEOUT, cwd=cwd, env=harness_env(env), merge=False)
     head = f"$ {' '.join(shown)}\n"
     if r.rc is None:
         return head + f"timed out after {TIMEOUT:.0f} s\n"
+    if wrapper and r.rc and not r.out:
+        return head + f"exit {r.rc}, nothing on stdout; stderr:\n{r.err[-2000:]}"
     out = r.out.replace("\r\n", "\n") if exe.suffix == ".exe" else r.out
     body = _neutral(out, exe)
     if item.json:
@@ -268,16 +289,16 @@ def _one_run(exe: pathlib.Path, shown: list[str], args: list[str], cwd, item: It
     return text
 
 
-def run_item(build: pathlib.Path, name: str, item: Item, env=None, wrapper=()) -> str:
+def run_item(build: pathlib.Path, name: str, item: Item, env=None, wrapper: Wrapper | None = None) -> str:
     """The undigested text of one item.  The scenario is named relative to
     the repository, from its root, so the paths inside the output are the
     same on every machine."""
     cmd = command(name, item)
     exe = program(build, cmd[0].endswith("failfast"))
-    return _one_run(exe, cmd, cmd[1:], REPO, item, env, tuple(wrapper))
+    return _one_run(exe, cmd, cmd[1:], REPO, item, env, wrapper)
 
 
-def run_flips(build: pathlib.Path, name: str, item: Item, env=None, wrapper=()) -> str:
+def run_flips(build: pathlib.Path, name: str, item: Item, env=None, wrapper: Wrapper | None = None) -> str:
     """The failure reports of the scenario's failing copies, in line order
     (ci/golden_flips.py).  Each copy is written to a fresh directory and run
     from there by its bare file name, which is all its report names of it."""
@@ -290,11 +311,12 @@ def run_flips(build: pathlib.Path, name: str, item: Item, env=None, wrapper=()) 
             copy = GF.flip_name(SCENARIO_DIR / f"{name}.scn", line)
             (pathlib.Path(d) / copy).write_text(flipped, encoding="utf-8")
             out.append(_one_run(exe, [cmd[0], *item.args, copy], [*item.args, copy], d, item, env,
-                                tuple(wrapper)))
+                                wrapper))
     return "".join(out) or "no expect or assert line compares\n"
 
 
-def scenario_items(build: pathlib.Path, name: str, items=ITEMS, env=None, wrapper=()) -> dict[str, str]:
+def scenario_items(build: pathlib.Path, name: str, items=ITEMS, env=None,
+                   wrapper: Wrapper | None = None) -> dict[str, str]:
     """Every item of one scenario.  `run` goes first: a scenario it declines
     (exit 3, nothing ran) is recorded as declined for every other item, with
     the run's `declined` object saying why."""
@@ -314,15 +336,14 @@ def scenario_items(build: pathlib.Path, name: str, items=ITEMS, env=None, wrappe
 
 
 def collect(build: pathlib.Path, names=None, items=ITEMS, jobs: int = 2, env=None,
-            wrapper=()) -> dict[tuple[str, str], str]:
+            wrapper: Wrapper | None = None) -> dict[tuple[str, str], str]:
     """(scenario, item) -> text, over the corpus (or `names`).  A small pool
     of harness processes; the result is keyed, so its order is the caller's
-    sort, never the order the processes finished in.  wrapper: a command put
-    before every harness call (`wine` for a Windows build read from Linux)."""
+    sort, never the order the processes finished in.  wrapper: see Wrapper."""
     names = corpus() if names is None else list(names)
     out: dict[tuple[str, str], str] = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futs = {n: pool.submit(scenario_items, build, n, items, env, tuple(wrapper)) for n in names}
+        futs = {n: pool.submit(scenario_items, build, n, items, env, wrapper) for n in names}
         for n, f in futs.items():
             for item, text in f.result().items():
                 out[(n, item)] = text
@@ -399,7 +420,7 @@ def main(argv=None) -> int:
     if a.update and items != ITEMS:
         print("golden.py: --update writes every item; --items is for --check", file=sys.stderr)
         return 2
-    wrapper = tuple(shlex.split(a.exec_wrapper))
+    wrapper = Wrapper(tuple(shlex.split(a.exec_wrapper))) if a.exec_wrapper.strip() else None
     env = wine_env(build) if wrapper else None
     if missing_programs(build):
         print(f"golden.py: {', '.join(map(str, missing_programs(build)))} missing: build first (make)",
@@ -416,6 +437,8 @@ def main(argv=None) -> int:
         sys.stdout.write(scenario_items(build, name, shown, env, wrapper)[item])
         return 0
     got = digests(collect(build, items=items, jobs=a.jobs, env=env, wrapper=wrapper))
+    for line in wrapper.reruns if wrapper else ():
+        print(f"golden.py: ran again: {line}", file=sys.stderr)
     if a.update:
         GOLDEN.parent.mkdir(exist_ok=True)
         GOLDEN.write_text(format_golden(got), encoding="utf-8")

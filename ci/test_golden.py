@@ -135,3 +135,23 @@ def test_a_windows_program_path_reads_as_the_linux_name():
     wine_path = r"Z:\w\build-win\harness\scenario\tpheal-harness.exe"
     assert G._neutral(f"  replay by seed: '{wine_path}'" + tail, win) == want
     assert G._neutral(f"  replay by seed: {win}" + tail, win) == want
+
+
+def test_a_wrapped_process_that_never_reached_the_harness_runs_again(tmp_path):
+    """Under a wrapper (Wine), a process that failed with nothing on stdout
+    is run once more and named in Wrapper.reruns; failing so twice, the
+    item's text says so with the stderr.  The wrapper here fails silently
+    the first time, as Wine did once in ~4,700 runs."""
+    marker = tmp_path / "failed-once"
+    flaky = G.Wrapper(("sh", "-c", f'[ -e "{marker}" ] || {{ touch "{marker}"; echo lost >&2; exit 1; }}; '
+                       'exec "$@"', "sh"))
+    exe = tmp_path / "prog.exe"
+    exe.write_text("#!/bin/sh\nprintf 'PASS\\r\\n'\n")
+    exe.chmod(0o755)
+    item = G.BY_NAME["replay-random-1"]
+    assert G._one_run(exe, ["prog"], [], tmp_path, item, None, flaky) == "$ prog\nexit 0\nPASS\n"
+    assert len(flaky.reruns) == 1 and "exit 1" in flaky.reruns[0] and "lost" in flaky.reruns[0]
+    broken = G.Wrapper(("sh", "-c", "echo lost >&2; exit 1", "sh"))
+    text = G._one_run(exe, ["prog"], [], tmp_path, item, None, broken)
+    assert text.startswith("$ prog\nexit 1, nothing on stdout; stderr:\n") and "lost" in text, text
+    assert len(broken.reruns) == 1

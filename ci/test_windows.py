@@ -297,8 +297,12 @@ def test_windows_build_replays_the_golden_corpus_under_wine(wine_realpool):
     assert not missing, f"{', '.join(map(str, missing))} missing: run `make windows` (the case above builds them)"
     names = {i.name for i in WINE_GOLDEN_ITEMS}
     golden = {k: v for k, v in G.read_golden().items() if k[1] in names}
-    texts = G.collect(WIN_BUILD, items=WINE_GOLDEN_ITEMS, env=wine_realpool["env"],
-                      wrapper=(wine_realpool["wine"],))
+    wine = G.Wrapper((wine_realpool["wine"],))
+    texts = G.collect(WIN_BUILD, items=WINE_GOLDEN_ITEMS, env=wine_realpool["env"], wrapper=wine)
+    # A process that never reached the harness, run again (G.Wrapper): said
+    # here, so a Wine that starts failing more often is seen in the output.
+    for line in wine.reruns:
+        print(f"ran again: {line}")
     failfast = {s for s in G.corpus() if G.needs_failfast(s)}
     assert failfast and all((s, "replay-random-1") in texts for s in failfast), sorted(failfast)
     diff = G.differences(golden, G.digests(texts))
