@@ -11,7 +11,8 @@
 #   ci/gate.sh race         the race build (TSan under the controlled scheduler, docs/races.md):
 #                           no race in the corpus or the core's tests, the detector's own
 #                           test, and a controlled-only stress pass with the detector
-#   ci/gate.sh wine         mingw-w64 cross build, its tests under Wine (make windows)
+#   ci/gate.sh wine         mingw-w64 cross build, its tests under Wine (make windows), its
+#                           replays of the golden corpus, the package as a Windows user links it
 #   ci/gate.sh sabotage I/N the sabotage sweep, shard I of N
 #   ci/gate.sh verify       make verify: DFS + partial-order reduction over the corpus at P = 1
 #   ci/gate.sh msvc         Windows, Git Bash: Visual Studio (newest installed), vcpkg cmocka
@@ -92,7 +93,7 @@ case "$job" in
     must configure configure "$root" -DCMAKE_C_COMPILER="${CC:-gcc}"
     must build build "$root"
     step pytest env TPHEAL_BUILD_DIR="$PWD/$root" TPHEAL_UNIT_CONFIGS=default \
-      "$py" -m pytest -c pyproject.toml --junitxml="$reports/linux.xml" \
+      "$py" -m pytest -c pyproject.toml --junitxml="$reports/linux.xml" -m "not windows" \
       ci/test_unit.py ci/test_scenarios.py ci/test_install.py ci/test_gate.py
     # From the Windows side only what needs no Windows build (the wine job has the rest).
     step workflow-and-sim env TPHEAL_BUILD_DIR="$PWD/$root" \
@@ -134,6 +135,10 @@ case "$job" in
     [[ $(id -u) -eq 0 ]] || as_root chown -R "$(id -u):$(id -g)" build-win
     step make-windows "$py" -m pytest -c pyproject.toml --junitxml="$reports/wine.xml" \
       ci/test_windows.py -k "not on_the_sim"
+    # The Windows side of test_install.py: the package as a Windows user
+    # links it (the library cross-built alone, consumers static and DLL).
+    step install-windows "$py" -m pytest -c pyproject.toml --junitxml="$reports/wine-install.xml" \
+      -m windows ci/test_install.py
     ;;
   verify)
     must deps ci/deps.sh
