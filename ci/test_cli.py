@@ -175,7 +175,7 @@ def test_report_is_byte_identical_across_replays(race):
 
 # ---- item 5: help, numbers, exclusive options, the interleaving cap, progress ------
 
-@pytest.mark.parametrize("cmd", ["run", "replay", "list", "bench"])
+@pytest.mark.parametrize("cmd", ["run", "verify", "replay", "list", "bench", "stress-batch", "stress-faultloop"])
 def test_every_command_has_help(cmd):
     h = exe()
     for args in ([cmd, "--help"], ["help", cmd], [cmd, "-h"]):
@@ -183,6 +183,31 @@ def test_every_command_has_help(cmd):
         assert p.returncode == 0 and p.stdout.startswith(f"usage: tpheal-harness {cmd}"), (args, p.stdout)
     p = run([h, "help"])
     assert p.returncode == 0 and f"tpheal-harness {cmd}" in p.stdout
+
+
+def test_every_command_the_synopsis_prints_answers_help():
+    """What `help` lists is what answers `help X` and `X --help` (stress-faultloop,
+    which stress prints as its replay, once answered "did you mean 'stress-faultloop'?")."""
+    h = exe()
+    listed = re.findall(r"^(?:usage:|      ) tpheal-harness ([a-z-]+)", run([h, "help"]).stdout, re.M)
+    assert {"stress-batch", "stress-faultloop", "run", "replay"} <= set(listed), listed
+    for cmd in listed:
+        for args in (["help", cmd], [cmd, "--help"]):
+            p = run([h, *args])
+            assert p.returncode == 0 and p.stdout.startswith(f"usage: tpheal-harness {cmd}"), (args, p.stderr)
+
+
+def test_faultloop_trace_prints_every_record_of_the_one_site(tmp_path):
+    h = exe()
+    # the healer's pool creation failed: the run goes on, the healer retried later
+    scn = str(REPO / "scenarios" / "default-pool-stall-healed-in-window.scn")
+    p = run([h, "stress-faultloop", "--seed", "1", "--only", "pool-create:1", "--trace", scn])
+    assert p.returncode == 0, p.stderr
+    assert "trace (every record of the run):\n#1 t=" in p.stderr, p.stderr
+    records = re.findall(r"^#(\d+) t=", p.stderr, re.M)
+    assert [int(n) for n in records] == list(range(1, len(records) + 1)) and len(records) > 5, records
+    p = run([h, "stress-faultloop", "--seed", "1", "--trace", scn])
+    assert p.returncode == 2 and "--trace prints one run's records: give it with --only KIND:N" in p.stderr
 
 
 @pytest.mark.parametrize("args", [

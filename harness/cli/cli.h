@@ -81,6 +81,8 @@ int cli_usage(const char *why); /* the synopses (and why) on stderr; returns 2 *
 int cli_unknown_command(const char *cmd);
 int cli_help(const char *cmd);
 bool cli_wants_help(int argc, char **argv);
+/* The i-th command with a help text, or NULL past the last. */
+const char *cli_command_name(size_t i);
 
 /* options (cli_options.c) */
 bool cli_option_is_flag(const char *a);

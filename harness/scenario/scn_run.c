@@ -141,6 +141,7 @@ static void scenario_main(void *arg) {
      * filter dropped would silently never match. */
     tph_trace_arm("*");
     tph_trace_set_hook(scn_hook_record, run);
+    scn_pool_watch_severing(scn_hook_severing, run);
     scn_pool_announce_check(true);
     if (setup(run)) {
         for (i = 0; i < s->nthreads && i < 64; i++) {
@@ -160,6 +161,7 @@ static void scenario_main(void *arg) {
     scn_pool_announce_check(false);
     collect_misuse(run);
     collect_faults(run);
+    scn_pool_watch_severing(NULL, NULL);
     tph_trace_set_hook(NULL, NULL);
 }
 
@@ -185,14 +187,14 @@ static bool alloc_state(run_state *run, const scn_scenario *s) {
     run->label_time = calloc(s->nlabels ? s->nlabels : 1, sizeof *run->label_time);
     run->counts = calloc(run->npoints * (s->npools + 1), sizeof *run->counts);
     run->awaiting = calloc(run->npoints * (s->npools + 1), sizeof *run->awaiting);
-    run->order_broken = calloc(s->norders ? s->norders : 1, sizeof *run->order_broken);
+    run->orders = calloc(s->norders ? s->norders : 1, sizeof *run->orders);
     run->healer_key = kept_healer_key;
     run->healer_key_known = kept_healer_key_known;
     scn_reach_begin(&run->reach, s);
     run->watched = calloc(run->npoints * (s->npools + 1), sizeof *run->watched);
     run->held = calloc(run->npoints ? run->npoints : 1, sizeof *run->held);
     if (run->watched && run->held) scn_hook_observe(run);
-    return run->order_broken && run->pools && run->keys && run->objs && run->holds && run->label_time && run->counts &&
+    return run->orders && run->pools && run->keys && run->objs && run->holds && run->label_time && run->counts &&
            run->awaiting && run->watched && run->held;
 }
 
@@ -207,7 +209,7 @@ static void free_state(run_state *run) {
     free(run->label_time);
     free(run->counts);
     free(run->awaiting);
-    free(run->order_broken);
+    free(run->orders);
     scn_text_free(&run->fail);
     scn_text_free(&run->fail_tail);
     scn_text_free(&run->trace_all);

@@ -67,8 +67,26 @@ typedef struct tail_rec {
     uint64_t time;        /* rt_now(): virtual time since the run began */
     const char *target, *event;
     int pool;             /* index, or -1 */
+    uintptr_t key;        /* the pool's key, for a point that names a pool */
     uint64_t a, b;
 } tail_rec;
+
+/* A pool the scenario did not declare (the healer's, or another the core
+ * made), and who made it (scn_poolname.c). */
+#define MAX_OTHER_POOLS 16
+typedef struct other_pool {
+    uintptr_t key;
+    unsigned ordinal;
+    char made_by[72];
+} other_pool;
+
+/* An `expect A before B`: how many B records came with fewer A before
+ * them than B, and the first such: its record number in the run's trace,
+ * which B it was, and how many A had been recorded by then. */
+typedef struct order_tally {
+    uint64_t broken;
+    uint64_t first_record, first_nth, firsts_seen;
+} order_tally;
 
 typedef struct run_state {
     const scn_scenario *s;
@@ -82,7 +100,7 @@ typedef struct run_state {
     bool *watched;                /* [as counts]: read while the run goes on (an
                                    * await, an assert, a `before`; scn_hook_observe) */
     bool *held;                   /* [npoints]: a hold parks on it or waits for it */
-    uint64_t *order_broken;       /* [norders]: times B came before enough A */
+    order_tally *orders;          /* [norders]: each `A before B`'s breaks */
     rt_waitq await_q;             /* threads in an `await` op */
     uint32_t *awaiting;           /* [as counts]: threads awaiting that slot; a
                                    * record wakes them only for their slot, since
@@ -96,6 +114,8 @@ typedef struct run_state {
     size_t npoints;
     uintptr_t healer_key;
     bool healer_key_known;
+    other_pool others[MAX_OTHER_POOLS]; /* undeclared pools, in order of first record */
+    size_t nothers;
     /* per pool (first 64): position in the trace stream of the last
      * cancellation and the last repair start -- the true order, which the
      * stamps cannot give within one clock tick */
@@ -144,10 +164,25 @@ int scn_run_pool_index(run_state *run, uintptr_t key);
  * pool backend's knobs and read-outs name it. */
 const void *scn_run_pool_native(run_state *run, int pool);
 
+/* ---- scn_poolname.c: what a report calls each pool ------------------------- */
+
+/* A record of `thread` (named who) names pool `key`: remembers who made it
+ * if the scenario did not declare it and it is new. */
+void scn_poolname_note(run_state *run, uintptr_t key, uint32_t thread, const char *who);
+/* The pool's name: declared, "default", "healer pool", or "pool made by X on
+ * thread T"; in buf when made up. */
+const char *scn_poolname(run_state *run, uintptr_t key, char *buf, size_t n);
+/* An undeclared pool met in the trace (the healer's or another), by key. */
+bool scn_poolname_known(run_state *run, uintptr_t key);
+/* The same for a record's (pool index, key). */
+const char *scn_poolname_at(run_state *run, int pool, uintptr_t key, char *buf, size_t n);
+
 /* ---- scn_hook.c ------------------------------------------------------------ */
 
 /* The run's trace hook (ctx: the run). */
 void scn_hook_record(const tph_trace_record *rec, void *ctx);
+/* The pool backend's sever watch (scn_pool_watch_severing; ctx: the run). */
+void scn_hook_severing(void *ctx, const void *pool_os, bool severed, uint32_t queued);
 /* Fills run->watched, the count slots an await, an assert or a `before`
  * order reads while the run goes on, and run->held, the points of holds and
  * of their until-events: what decides how the bounded search orders a
