@@ -39,11 +39,15 @@ static const command_help HELP[] = {
      "runs, options pruned and wall time; then a total.  Exit 0 all proven, 1 a failure, 4 some\n"
      "incomplete, 2 bad input."},
     {"replay", "replay (--seed S --strategy random | --seed S --strategy pct --depth D --pct-steps K\n"
-               "          | --schedule STRING | --schedule-file PATH) [--trace] FILE",
+               "          | --schedule STRING | --schedule-file PATH) [--trace] [--timeline FILE.html] FILE",
      "Re-runs one controlled run of FILE: by its seed with everything the run used (a seed\n"
      "alone is refused: replayed with another strategy it is another run), or by the exact\n"
      "schedule a failure report printed (the string, or the file --save-schedules wrote).\n"
-     "--trace prints every trace record of the run.  Exit 0 passed, 1 failed, 2 bad input."},
+     "--trace prints every trace record of the run.  --timeline writes the run as one\n"
+     "self-contained HTML page (no network): a lane per thread and pool worker, virtual time\n"
+     "across, each trace record a mark with its text on hover, callbacks, holds and awaits as\n"
+     "spans, each pool's severed intervals, the failing check.  Exit 0 passed, 1 failed, 2 bad\n"
+     "input."},
     {"list", "list [DIR]",
      "The scenarios in DIR (default scenarios), the trace points (a scenario names one as\n"
      "NAME or TARGET/NAME), operations, object kinds, entry fields and faults."},

@@ -149,6 +149,10 @@ int cli_parse_options(int argc, char **argv, int i, options *o, const char **fil
             if (!v) return cli_usage("--save-schedules needs a directory");
             o->save_schedules = v;
             i++;
+        } else if (strcmp(a, "--timeline") == 0) {
+            if (!v) return cli_usage("--timeline needs a file name (FILE.html)");
+            o->timeline = v;
+            i++;
         } else if (strcmp(a, "--trace") == 0) {
             o->trace = true;
         } else if (strcmp(a, "--por") == 0) {

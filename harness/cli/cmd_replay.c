@@ -28,6 +28,19 @@ static const char *replay_recipe_missing(const options *o) {
     return NULL;
 }
 
+/* The page scn_timeline.c drew, to path; says where on stderr. */
+static int write_timeline(const char *path, const char *html) {
+    FILE *f = html ? fopen(path, "wb") : NULL;
+    bool written = f && fputs(html, f) >= 0;
+    if (f && fclose(f) != 0) written = false;
+    if (!written) {
+        fprintf(stderr, "tpheal-harness: --timeline: cannot write %s\n", path);
+        return 2;
+    }
+    fprintf(stderr, "timeline: %s\n", path);
+    return 0;
+}
+
 int cmd_replay(const cli_exe *x, int argc, char **argv) {
     options o;
     int nfiles = 0, rc;
@@ -58,6 +71,7 @@ int cmd_replay(const cli_exe *x, int argc, char **argv) {
         ro.pct_steps = o.pct_steps;
         ro.schedule = o.schedule;
         ro.full_trace = o.trace;
+        ro.timeline = o.timeline != NULL;
         if (scn_run(s, &ro, &r) != 0) {
             fprintf(stderr, "tpheal-harness: %s\n", r.failures ? r.failures : "bad schedule");
             rc = 2;
@@ -81,6 +95,7 @@ int cmd_replay(const cli_exe *x, int argc, char **argv) {
                            (r.reached >> q & 1) ? "reached" : "not reached");
             }
             rc = r.passed ? 0 : 1;
+            if (o.timeline && write_timeline(o.timeline, r.timeline_html) != 0) rc = 2;
         }
         scn_run_out_free(&r);
     }

@@ -6,6 +6,7 @@
  * `before` orders, wakes `await`s and parks the threads a hold catches.
  * And the read-outs `require` asks at quiescence and at the end (scn_reach.h). */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "scn_run_internal.h"
@@ -150,6 +151,7 @@ void scn_hook_record(const tph_trace_record *rec, void *ctx) {
         t->b = rec->b;
         run->tail_n++;
         if (run->full_trace) scn_tracefmt_rec(run, &run->trace_all, run->tail_n, t);
+        if (run->tl) scn_tl_record(run, run->tail_n, t);
     }
     if (ei.special == EV_STALE_TICK) {
         /* The native pool ran the callback; the core kept it from the user
@@ -210,6 +212,7 @@ void scn_hook_record(const tph_trace_record *rec, void *ctx) {
         if (hs->matched < h->nth) continue;
         if (!h->every) hs->done = true;
         hs->parks++;
+        uint64_t parked_at = rt_now();
         if (h->release == SCN_HOLD_FOR) {
             uint64_t deadline = rt_now() + h->duration;
             while (rt_now() < deadline) rt_wait(&hs->q, &run->lock, deadline, "scenario hold (for)");
@@ -218,6 +221,11 @@ void scn_hook_record(const tph_trace_record *rec, void *ctx) {
              * came first, the order the hold exists to force already holds. */
             size_t slot = count_slot(run, h->until_point, h->until_pool);
             while (run->counts[slot] < h->until_count) rt_wait(&hs->q, &run->lock, RT_FOREVER, "scenario hold (until)");
+        }
+        if (run->tl) {
+            char what[96];
+            snprintf(what, sizeof what, "hold at %s (line %d)", scn_trace_point_name(pt), h->line);
+            scn_tl_span(run, parked_at, "hold", what);
         }
     }
     rt_lock_release(&run->lock);
@@ -252,6 +260,7 @@ void scn_hook_severing(void *ctx, const void *pool_os, bool severed, uint32_t qu
     if (t->pool < 0 && key) scn_poolname_note(run, key, t->thread, t->who);
     run->tail_n++;
     if (run->full_trace) scn_tracefmt_rec(run, &run->trace_all, run->tail_n, t);
+    if (run->tl) scn_tl_record(run, run->tail_n, t);
     if (run->free_running) rt_lock_release(&run->lock);
 }
 

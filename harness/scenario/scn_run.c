@@ -210,6 +210,7 @@ static void free_state(run_state *run) {
     free(run->counts);
     free(run->awaiting);
     free(run->orders);
+    scn_tl_free(run->tl);
     scn_text_free(&run->fail);
     scn_text_free(&run->fail_tail);
     scn_text_free(&run->trace_all);
@@ -266,6 +267,11 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
     }
     run->free_running = o->native;
     run->full_trace = o->full_trace;
+    if (o->timeline && !(run->tl = scn_tl_new())) {
+        free_state(run);
+        out->failures = scn_strdup("out of memory");
+        return -1;
+    }
     if (o->native) {
         rt_native_options no;
         rt_native_result nr;
@@ -361,6 +367,12 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
         out->trace_tail = run->fail_seen ? scn_text_take(&run->fail_tail) : scn_tracefmt_tail(run);
     }
     if (o->full_trace) out->trace_full = scn_text_take(&run->trace_all);
+    if (run->tl) {
+        char title[300];
+        snprintf(title, sizeof title, "%s: %s", s->path ? s->path : "scenario", out->passed ? "passed" : "failed");
+        out->timeline_html = scn_tl_html(run, title, !out->passed, run->fail_seen ? run->fail_time : UINT64_MAX,
+                                         out->failures ? out->failures : "");
+    }
     {
         scn_reach_probe probe = scn_hook_reach_probe(run);
         out->reached = scn_reach_at_end(&run->reach, &probe);
@@ -381,6 +393,7 @@ void scn_run_out_free(scn_run_out *o) {
     free(o->race);
     free(o->trace_tail);
     free(o->trace_full);
+    free(o->timeline_html);
     free(o->misuse);
     free(o->faults);
     free(o->declined);

@@ -25,6 +25,7 @@ typedef struct scn_run_opts {
                             instructions (callgrind), and `run` prints it only
                             in failure reports */
     bool full_trace;     /* keep every trace record, formatted (replay --trace) */
+    bool timeline;       /* draw the run as a page (replay --timeline, scn_timeline.c) */
 } scn_run_opts;
 
 typedef struct scn_run_out {
@@ -51,6 +52,7 @@ typedef struct scn_run_out {
     bool failed_check;
     uint64_t fail_record, fail_time;
     char *trace_full;        /* every record (opts.full_trace), one a line */
+    char *timeline_html;     /* the run as one self-contained HTML page (opts.timeline) */
     uint64_t reached;        /* bit i: the scenario's requirement i was reached (scn_reach.h) */
 } scn_run_out;
 

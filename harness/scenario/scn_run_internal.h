@@ -88,6 +88,8 @@ typedef struct order_tally {
     uint64_t first_record, first_nth, firsts_seen;
 } order_tally;
 
+typedef struct scn_tl scn_tl; /* the timeline's collection (scn_timeline.c) */
+
 typedef struct run_state {
     const scn_scenario *s;
     rt_lock lock;                 /* guards everything below touched by >1 thread */
@@ -133,6 +135,7 @@ typedef struct run_state {
     uint64_t fail_rec, fail_time;
     bool fail_seen;
     bool full_trace;              /* --trace: every record, formatted */
+    scn_tl *tl;                   /* --timeline: every record, span and band, or NULL */
     scn_text trace_all;
     scn_text misuse;
     scn_text faults;
@@ -176,6 +179,19 @@ const char *scn_poolname(run_state *run, uintptr_t key, char *buf, size_t n);
 bool scn_poolname_known(run_state *run, uintptr_t key);
 /* The same for a record's (pool index, key). */
 const char *scn_poolname_at(run_state *run, int pool, uintptr_t key, char *buf, size_t n);
+
+/* ---- scn_timeline.c: the run as a picture ------------------------------------ */
+
+scn_tl *scn_tl_new(void);
+void scn_tl_free(scn_tl *);
+/* Record n of the run (as the tail keeps it). */
+void scn_tl_record(run_state *run, uint64_t n, const tail_rec *r);
+/* A span of the calling thread from t0 to now: kind "hold" or "await". */
+void scn_tl_span(run_state *run, uint64_t t0, const char *kind, const char *text);
+/* A callback of object obj starts or returns on the calling thread. */
+void scn_tl_callback(run_state *run, int obj, bool start);
+/* The page; failed: mark the failing check at fail_time, failure its text. */
+char *scn_tl_html(run_state *run, const char *title, bool failed, uint64_t fail_time, const char *failure);
 
 /* ---- scn_hook.c ------------------------------------------------------------ */
 
