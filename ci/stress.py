@@ -332,7 +332,8 @@ class Run:
         seed = int(str(f.get("seed", "0")), 0)
         entry = {"scenario": b.scenario, "mode": b.mode, "strategy": b.strategy,
                  "depth": b.depth, "pct_steps": pct_steps, "seed": seed, "batch": b.k,
-                 "status": f.get("status", "failed"), "reason": f.get("reason", "")}
+                 "status": f.get("status", "failed"), "reason": f.get("reason", ""),
+                 "line": f.get("line", 0)}
         # The commands are the harness's, as its run path prints them: a
         # controlled run's replay by seed, a free-running run's model hint.
         if f.get("model_hint"):

@@ -36,14 +36,30 @@ static bool kept_healer_key_known;
 
 /* ---- the run's state: failures, pools ------------------------------------ */
 
+/* A check of a scenario line says so first: its format begins "line %d:"
+ * and its first argument is the line, which the report's consumers get as
+ * data (run --json's `line`: the gate annotates the scenario file there). */
+static int check_line(const char *fmt, va_list ap) {
+    va_list aq;
+    int line;
+    if (strncmp(fmt, "line %d:", 8) != 0) return 0;
+    va_copy(aq, ap);
+    line = va_arg(aq, int);
+    va_end(aq);
+    return line;
+}
+
 void scn_run_fail(run_state *run, const char *fmt, ...) {
     char buf[512];
+    int line;
     va_list ap;
     va_start(ap, fmt);
+    line = check_line(fmt, ap);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     rt_lock_acquire(&run->lock);
     if (run->nfail == 0) {
+        run->fail_line = line;
         run->fail_seen = true;
         run->fail_rec = run->tail_n;
         run->fail_time = rt_now();
@@ -364,6 +380,7 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
         out->failed_check = run->fail_seen;
         out->fail_record = run->fail_rec;
         out->fail_time = run->fail_time;
+        out->fail_line = run->fail_line;
         out->trace_tail = run->fail_seen ? scn_text_take(&run->fail_tail) : scn_tracefmt_tail(run);
     }
     if (o->full_trace) out->trace_full = scn_text_take(&run->trace_all);

@@ -51,6 +51,8 @@ typedef struct scn_run_out {
      * virtual time, and trace_tail the records up to it. */
     bool failed_check;
     uint64_t fail_record, fail_time;
+    int fail_line;           /* the failing check's scenario line; 0: no line (an oracle
+                                every run checks, or the run's outcome) */
     char *trace_full;        /* every record (opts.full_trace), one a line */
     char *timeline_html;     /* the run as one self-contained HTML page (opts.timeline) */
     uint64_t reached;        /* bit i: the scenario's requirement i was reached (scn_reach.h) */

@@ -133,6 +133,7 @@ typedef struct run_state {
      * end-of-run tail showed the runner's closes, not what the check saw) */
     scn_text fail_tail;
     uint64_t fail_rec, fail_time;
+    int fail_line;                /* the first failing check's scenario line (0: none) */
     bool fail_seen;
     bool full_trace;              /* --trace: every record, formatted */
     scn_tl *tl;                   /* --timeline: every record, span and band, or NULL */

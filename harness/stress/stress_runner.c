@@ -49,6 +49,7 @@ bool stress_run_one(const scn_scenario *scn, const stress_run_cfg *cfg, stress_r
         return false;
     }
     out->passed = r.passed;
+    out->line = !r.passed && r.failed_check ? r.fail_line : 0;
     out->steps = r.steps;
     out->choice_points = r.choice_points;
     out->interleaving_hash = r.interleaving_hash;

@@ -31,6 +31,7 @@ typedef struct stress_run_out {
     char *report;             /* malloc'd full failure report (NULL if passed), if wanted */
     char *trace_tail;         /* malloc'd last trace records, if wanted */
     char *trace_full;         /* malloc'd every trace record (cfg.full_trace) */
+    int line;                 /* the failing check's scenario line, 0: none (scn_run_out.fail_line) */
     uint64_t steps;           /* scheduling points (controlled) */
     uint64_t choice_points;   /* points with more than one runnable thread */
     uint64_t interleaving_hash;
