@@ -72,6 +72,7 @@ typedef struct options {
     bool require_reach;         /* run: a scenario with no `require` is NOT-EXERCISED */
     bool trace;                 /* replay: print every trace record */
     const char *timeline;       /* replay: write the run as an HTML page here */
+    bool replay_continue;       /* replay --continue: past where the schedule stops fitting, seeded */
     const char *save_schedules; /* run: write each reported schedule to a file here */
     char *schedule_owned;       /* --schedule-file's contents */
     const struct cli_exe *exe;  /* who this process is (set by the command after parsing) */

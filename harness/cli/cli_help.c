@@ -39,10 +39,14 @@ static const command_help HELP[] = {
      "runs, options pruned and wall time; then a total.  Exit 0 all proven, 1 a failure, 4 some\n"
      "incomplete, 2 bad input."},
     {"replay", "replay (--seed S --strategy random | --seed S --strategy pct --depth D --pct-steps K\n"
-               "          | --schedule STRING | --schedule-file PATH) [--trace] [--timeline FILE.html] FILE",
+               "          | (--schedule STRING | --schedule-file PATH) [--continue [--seed S]])\n"
+               "          [--trace] [--timeline FILE.html] FILE",
      "Re-runs one controlled run of FILE: by its seed with everything the run used (a seed\n"
      "alone is refused: replayed with another strategy it is another run), or by the exact\n"
      "schedule a failure report printed (the string, or the file --save-schedules wrote).\n"
+     "--continue, after a change: replays the schedule as far as it still fits the program,\n"
+     "then goes on as a random walk from --seed S (default 0), and says at which item the\n"
+     "schedule stopped fitting and why (\"does the old failure still fail?\").\n"
      "--trace prints every trace record of the run.  --timeline writes the run as one\n"
      "self-contained HTML page (no network): a lane per thread and pool worker, virtual time\n"
      "across, each trace record a mark with its text on hover, callbacks, holds and awaits as\n"

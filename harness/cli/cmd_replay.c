@@ -11,6 +11,15 @@
  * parameters: `replay --seed S FILE` once replayed a PCT failure as a random
  * walk (another interleaving, another failure).  So they are required. */
 static const char *replay_recipe_missing(const options *o) {
+    if (o->replay_continue && !o->schedule)
+        return "replay --continue goes on past where a schedule stops fitting: give it --schedule or --schedule-file";
+    if (o->schedule && o->replay_continue) {
+        /* the continuation is a seeded run: a random walk from --seed (default 0) */
+        if (o->strategy_given || o->depth_given || o->pct_steps_given)
+            return "replay --continue goes on as a random walk from --seed S (default 0): give no --strategy, "
+                   "--depth or --pct-steps";
+        return NULL;
+    }
     if (o->schedule) {
         if (o->one_seed || o->strategy_given || o->depth_given || o->pct_steps_given)
             return "replay: a schedule is the whole run: give it without --seed, --strategy, --depth or --pct-steps";
@@ -72,10 +81,25 @@ int cmd_replay(const cli_exe *x, int argc, char **argv) {
         ro.schedule = o.schedule;
         ro.full_trace = o.trace;
         ro.timeline = o.timeline != NULL;
+        ro.replay_continue = o.replay_continue;
         if (scn_run(s, &ro, &r) != 0) {
             fprintf(stderr, "tpheal-harness: %s\n", r.failures ? r.failures : "bad schedule");
             rc = 2;
         } else {
+            /* Where the old schedule and this program part, first: "does the
+             * old failure still fail?" is answered by what follows. */
+            if (o.replay_continue && r.diverged_at)
+                printf("CONTINUED %s: the schedule fit up to item %llu, then %s; went on as a random walk "
+                       "from seed %llu (the run's own schedule, printed below, replays it exactly)\n",
+                       s->path, (unsigned long long)r.diverged_at - 1, r.diverged ? r.diverged : "?",
+                       (unsigned long long)ro.seed);
+            else if (o.replay_continue)
+                printf("CONTINUED %s: the whole schedule fit; the run is the one it recorded\n", s->path);
+            if (o.replay_continue && r.diverged_at && r.schedule) {
+                /* the report's replay commands name this run's schedule, not the old one */
+                ro.schedule = r.schedule;
+                ro.replay_continue = false;
+            }
             if (r.passed) {
                 printf("PASS %s  status: %s  steps: %llu  interleaving: %016llx\n", s->path,
                        sched_status_name((sched_status)r.status), (unsigned long long)r.steps,

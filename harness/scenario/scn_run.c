@@ -318,6 +318,7 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
         if (o->depth) so.pct_depth = o->depth;
         so.pct_steps = o->pct_steps;
         so.schedule = o->schedule;
+        so.replay_continue = o->schedule && o->replay_continue;
         if (sched_run(&so, scenario_main, run, &sr) != 0) {
             out->bad_options = true;
             out->failures = scn_strdup(sr.reason);
@@ -336,6 +337,8 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
         out->choice_points = sr.choice_points;
         out->interleaving_hash = sr.interleaving_hash;
         out->fibers_peak = sr.fibers_peak;
+        out->diverged_at = sr.diverged_at;
+        out->diverged = sr.diverged_at ? scn_strdup(sr.diverged) : NULL;
         /* The race build's ThreadSanitizer report: a failure like any other. */
         if (sr.race) {
             scn_text_printf(&f, "data race: %s", sr.race);
@@ -411,6 +414,7 @@ void scn_run_out_free(scn_run_out *o) {
     free(o->trace_tail);
     free(o->trace_full);
     free(o->timeline_html);
+    free(o->diverged);
     free(o->misuse);
     free(o->faults);
     free(o->declined);

@@ -26,6 +26,7 @@ typedef struct scn_run_opts {
                             in failure reports */
     bool full_trace;     /* keep every trace record, formatted (replay --trace) */
     bool timeline;       /* draw the run as a page (replay --timeline, scn_timeline.c) */
+    bool replay_continue;/* schedule: past where it stops fitting, go on seeded (replay --continue) */
 } scn_run_opts;
 
 typedef struct scn_run_out {
@@ -55,6 +56,8 @@ typedef struct scn_run_out {
                                 every run checks, or the run's outcome) */
     char *trace_full;        /* every record (opts.full_trace), one a line */
     char *timeline_html;     /* the run as one self-contained HTML page (opts.timeline) */
+    uint64_t diverged_at;    /* replay_continue: the schedule item that did not fit (from 1), 0: all fit */
+    char *diverged;          /* ... and why, or NULL */
     uint64_t reached;        /* bit i: the scenario's requirement i was reached (scn_reach.h) */
 } scn_run_out;
 
