@@ -38,7 +38,6 @@ void scn_poolname_note(run_state *run, uintptr_t key, uint32_t thread, const cha
     if (!key || scn_run_pool_index(run, key) >= 0 || find_other(run, key) || run->nothers >= MAX_OTHER_POOLS) return;
     o = &run->others[run->nothers++];
     o->key = key;
-    o->ordinal = (unsigned)run->nothers;
     obj = last_object_of(run, thread);
     if (obj) snprintf(o->made_by, sizeof o->made_by, "%s on thread %s", obj, who && *who ? who : "?");
     else snprintf(o->made_by, sizeof o->made_by, "thread %s", who && *who ? who : "?");

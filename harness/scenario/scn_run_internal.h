@@ -76,7 +76,6 @@ typedef struct tail_rec {
 #define MAX_OTHER_POOLS 16
 typedef struct other_pool {
     uintptr_t key;
-    unsigned ordinal;
     char made_by[72];
 } other_pool;
 

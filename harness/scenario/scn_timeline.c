@@ -49,7 +49,6 @@ struct scn_tl {
     tl_lane lanes[64];
     size_t nlanes;
     uint64_t open_cb[64]; /* per lane: start of the callback running there, +1 (0: none) */
-    int open_cb_obj[64];
 };
 
 scn_tl *scn_tl_new(void) { return (scn_tl *)calloc(1, sizeof(scn_tl)); }
@@ -124,7 +123,6 @@ void scn_tl_callback(run_state *run, int obj, bool start) {
     if (!tl || (l = lane_of(tl, rt_thread_id(), rt_thread_name())) < 0) return;
     if (start) {
         tl->open_cb[l] = rt_now() + 1;
-        tl->open_cb_obj[l] = obj;
         return;
     }
     if (!tl->open_cb[l]) return;
