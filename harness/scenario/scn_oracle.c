@@ -35,15 +35,15 @@ void scn_oracle_at_quiescence(run_state *run) {
     for (i = 0; i < n; i++) {
         int p = scn_run_pool_index(run, info[i].key);
         char buf[96];
-        const char *name = scn_poolname(run, info[i].key, buf, sizeof buf);
+        const char *name = scn_pool_phrase(run, info[i].key, buf, sizeof buf);
         if (info[i].unhealed && same_tick_inline_repair(run, p, &info[i])) {
             run->tolerated_unhealed |= 1ull << p;
             continue;
         }
         if (info[i].unhealed && !(p >= 0 && (s->allow_unhealed >> p) & 1))
-            scn_run_fail(run, "oracle: pool %s was cancelled and no repair started after its last cancellation", name);
+            scn_run_fail(run, "oracle: %s was cancelled and no repair started after its last cancellation", name);
         if (info[i].outstanding != 0 && s->outcome == SCN_OUTCOME_NORMAL)
-            scn_run_fail(run, "oracle: pool %s has %u repairs outstanding at quiescence", name, info[i].outstanding);
+            scn_run_fail(run, "oracle: %s has %u repairs outstanding at quiescence", name, info[i].outstanding);
     }
     if (!s->allow_severed && scn_pool_any_severed_with_queued())
         scn_run_fail(run, "oracle: a pool is severed with callbacks queued at quiescence");
@@ -82,9 +82,9 @@ void scn_oracle_after_teardown(run_state *run) {
         if (run->healer_key_known && info[i].key == run->healer_key) continue;
         p = scn_run_pool_index(run, info[i].key);
         if (p >= 0 && (((s->allow_unhealed | run->tolerated_unhealed) >> p) & 1)) continue;
-        scn_run_fail(run, "oracle: registry entry for pool %s remains after every object was closed "
+        scn_run_fail(run, "oracle: registry entry for %s remains after every object was closed "
                      "(objects %llu, outstanding %u, unhealed %d)",
-                     scn_poolname(run, info[i].key, buf, sizeof buf), (unsigned long long)info[i].objects,
+                     scn_pool_phrase(run, info[i].key, buf, sizeof buf), (unsigned long long)info[i].objects,
                      info[i].outstanding, (int)info[i].unhealed);
     }
     for (i = 0; i < s->nobjs; i++) {

@@ -62,3 +62,13 @@ const char *scn_poolname_at(run_state *run, int pool, uintptr_t key, char *buf, 
 bool scn_poolname_known(run_state *run, uintptr_t key) {
     return key && ((run->healer_key_known && key == run->healer_key) || find_other(run, key));
 }
+
+/* For a sentence: "pool P1" for a declared pool (the reports' wording since
+ * the first), else the made-up name, which says "pool" itself. */
+const char *scn_pool_phrase(run_state *run, uintptr_t key, char *buf, size_t n) {
+    char name[96];
+    int p = scn_run_pool_index(run, key);
+    if (p >= 0) snprintf(buf, n, "pool %s", run->s->pools[p].name);
+    else snprintf(buf, n, "%s", scn_poolname(run, key, name, sizeof name));
+    return buf;
+}

@@ -175,6 +175,8 @@ void scn_poolname_note(run_state *run, uintptr_t key, uint32_t thread, const cha
 /* The pool's name: declared, "default", "healer pool", or "pool made by X on
  * thread T"; in buf when made up. */
 const char *scn_poolname(run_state *run, uintptr_t key, char *buf, size_t n);
+/* The same as a sentence names it: "pool P1", "healer pool", "pool made by X ...". */
+const char *scn_pool_phrase(run_state *run, uintptr_t key, char *buf, size_t n);
 /* An undeclared pool met in the trace (the healer's or another), by key. */
 bool scn_poolname_known(run_state *run, uintptr_t key);
 /* The same for a record's (pool index, key). */
