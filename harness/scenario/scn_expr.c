@@ -93,7 +93,7 @@ static bool term_is_time(const scn_term *t) {
                                          t->field == SCN_FIELD_LAST_SUBMITTED);
 }
 
-/* A comparison with a time on either side prints both sides in ms/µs (the
+/* A comparison with a time on either side prints both sides in ms/us (the
  * number beside a time was written with a unit, `>= 2ms`): the raw 100 ns
  * units ("left 860, right 20000") were the report's least readable part. */
 void scn_expr_check(run_state *run, const scn_expr *e, const char *where) {

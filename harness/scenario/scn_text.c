@@ -51,7 +51,9 @@ char *scn_strdup(const char *s) {
     return d;
 }
 
-/* 100 ns units: 10 to the microsecond, 10,000 to the millisecond (SCN_MS). */
+/* 100 ns units: 10 to the microsecond, 10,000 to the millisecond (SCN_MS).
+ * The micro sign is written as its UTF-8 bytes: the sources stay ASCII for
+ * compilers that read them in another code page. */
 char *scn_duration(char *buf, size_t n, unsigned long long units) {
     if (units >= 10000 || units == 0) {
         unsigned long long ms = units / 10000, frac = units % 10000;
@@ -66,9 +68,9 @@ char *scn_duration(char *buf, size_t n, unsigned long long units) {
         }
         snprintf(buf, n, "%llu.%0*llums", ms, digits, frac);
     } else if (units % 10 == 0) {
-        snprintf(buf, n, "%lluµs", units / 10);
+        snprintf(buf, n, "%llu\xc2\xb5" "s", units / 10);
     } else {
-        snprintf(buf, n, "%llu.%lluµs", units / 10, units % 10);
+        snprintf(buf, n, "%llu.%llu\xc2\xb5" "s", units / 10, units % 10);
     }
     return buf;
 }
