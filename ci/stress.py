@@ -332,7 +332,8 @@ class Run:
         seed = int(str(f.get("seed", "0")), 0)
         entry = {"scenario": b.scenario, "mode": b.mode, "strategy": b.strategy,
                  "depth": b.depth, "pct_steps": pct_steps, "seed": seed, "batch": b.k,
-                 "status": f.get("status", "failed"), "reason": f.get("reason", "")}
+                 "status": f.get("status", "failed"), "reason": f.get("reason", ""),
+                 "line": f.get("line", 0)}
         # The commands are the harness's, as its run path prints them: a
         # controlled run's replay by seed, a free-running run's model hint.
         if f.get("model_hint"):
@@ -428,6 +429,10 @@ class Run:
             seed = entry["seed"]
             name = f"{stem}-{entry['mode']}-{seed if seed is not None else 'batch' + str(entry['batch'])}.txt"
             entry["file"] = rel(self.fail_dir / name)
+        draw = H.timeline_argv(entry["replay"], self.fail_dir / (name[:-4] + ".html")) \
+            if entry["mode"] == "controlled" and not self.wrapper else None
+        if draw and self.call(draw, 60, entry["mode"]).returncode in (0, 1):
+            entry["timeline"] = rel(self.fail_dir / (name[:-4] + ".html"))  # the picture beside the text
         text = failure_text(entry, self.master)
         (self.fail_dir / name).write_text(text)
         if n >= MAX_FAILURE_NOTES:
@@ -649,6 +654,8 @@ def failure_text(e: dict, master: int) -> str:
               f"{e.get('replay_label', 'replay')}:", f"  {e['replay']}"]
     if e.get("batch_replay"):
         lines += ["the same run inside its batch:", f"  {e['batch_replay']}"]
+    if e.get("timeline"):
+        lines += [f"the run as a picture (replay --timeline): {e['timeline']}"]
     rep = e.get("reproduction")
     if rep is not None:
         lines += ["", "controlled re-run from the same seed: " +

@@ -112,6 +112,8 @@ elif cmd == "run":
     mode = "real" if REAL else opt("--mode")
     sys.exit(1 if env_match("FAKE_REPRO", scen, mode) else 0)
 elif cmd == "replay":  # the model only: a controlled run
+    if opt("--timeline"):
+        open(opt("--timeline"), "w").write("<html>fake timeline of %s</html>" % scen)
     sys.exit(1 if env_match("FAKE_REPRO", scen, "controlled") else 0)
 '''
 
@@ -259,6 +261,13 @@ def test_controlled_failure_writes_a_file_with_its_replay_and_exits_1(fake):
     assert f[0]["replay_schedule"].endswith(" replay --schedule r1.2.3 " + f[0]["scenario"]), f[0]
     assert f"--base 0x{base:016x} --count 1 --first 5" in text
     assert "replay:" in p.stderr and "FAILED" in p.stderr
+    # the run as a picture beside its text: its replay with --timeline
+    html = f[0]["file"][:-4] + ".html"
+    assert f"the run as a picture (replay --timeline): {html}" in text, text
+    page = (fake["tmp"] / html) if not os.path.isabs(html) else pathlib.Path(html)
+    assert page.read_text().startswith("<html>fake timeline of "), page
+    drawn = [c for c in calls(fake, "replay") if "--timeline" in c]
+    assert drawn and drawn[0][:4] == ["replay", "--seed", str(f[0]["seed"]), "--strategy"], drawn
 
 
 def test_every_failure_is_counted_not_only_the_detailed_ones(fake):

@@ -168,6 +168,7 @@ static int run_one_seed(const scn_scenario *s, const options *o, sched_strategy_
             scn_json_u64(&j, "pct_steps", ro.pct_steps);
             scn_json_str(&j, "status", r.status >= 0 ? sched_status_name((sched_status)r.status) : "native");
             scn_json_str(&j, "failures", r.failures);
+            scn_json_u64(&j, "line", (uint64_t)(r.failed_check && r.fail_line > 0 ? r.fail_line : 0));
             scn_json_str(&j, "schedule", r.schedule);
             scn_json_str(&j, "race", r.race);
             scn_json_str(&j, "fairness", r.fairness);

@@ -74,6 +74,7 @@ void scn_exec_callback(run_state *run, int obj) {
     rt_access(&run->objs[obj].stop_word, RT_READ);
     after_stop = (SCN_ATOMIC_LOAD(&run->objs[obj].stop_word) & STOP_QUIET) != 0;
     scn_tracefmt_callback_locked(run, obj, "start");
+    scn_tl_callback(run, obj, true);
     rt_lock_release(&run->lock);
     if (after_stop)
         scn_run_fail(run, "oracle: %s %s: a callback ran after stop_and_drain returned, with no arm since",
@@ -90,6 +91,7 @@ void scn_exec_callback(run_state *run, int obj) {
     lock_object_bookkeeping(run, obj);
     run->objs[obj].running--;
     scn_tracefmt_callback_locked(run, obj, "return");
+    scn_tl_callback(run, obj, false);
     rt_lock_release(&run->lock);
     scn_reach_leave(&run->reach, SCN_REQ_OBJ_BASE + obj);
 }
@@ -242,6 +244,7 @@ static int exec_op(exec_ctx *c, const scn_op *op) {
     case SCN_OP_ASSERT: scn_expr_check(run, op->expr, "assert"); has_result = false; break;
     case SCN_OP_AWAIT: {
         size_t slot = count_slot(run, op->point, op->pool);
+        uint64_t await_from = rt_now();
         rt_lock_acquire(&run->lock);
         run->awaiting[slot]++;
         for (;;) {
@@ -250,6 +253,11 @@ static int exec_op(exec_ctx *c, const scn_op *op) {
             rt_wait(&run->await_q, &run->lock, RT_FOREVER, "scenario await");
         }
         run->awaiting[slot]--;
+        if (run->tl) {
+            char what[96];
+            snprintf(what, sizeof what, "await %s (line %d)", scn_trace_point_name(op->point), op->line);
+            scn_tl_span(run, await_from, "await", what);
+        }
         rt_lock_release(&run->lock);
         has_result = false;
         break;
@@ -260,6 +268,12 @@ static int exec_op(exec_ctx *c, const scn_op *op) {
     if (is_arm(op->kind)) stop_oracle_arm(run, op->obj, false);
     if (op->kind == SCN_OP_STOP_AND_DRAIN && e == TPH_OK) stop_oracle_stopped(run, op->obj);
     if (op->label >= 0 && rt_now() - t0 >= run->label_time[op->label]) run->label_time[op->label] = rt_now() - t0;
+    if (op->label >= 0 && run->tl) {
+        char what[128];
+        snprintf(what, sizeof what, "`%s%s%s as %s` (line %d)", scn_op_name(op->kind), op->obj >= 0 ? " " : "",
+                 op->obj >= 0 ? run->s->objs[op->obj].name : "", run->s->labels[op->label].name, op->line);
+        scn_tl_span(run, t0, "labelled", what);
+    }
     if (has_result && e == TPH_OK && (op->kind == SCN_OP_SUBMIT || op->kind == SCN_OP_ARM)) {
         lock_object_bookkeeping(run, op->obj);
         run->objs[op->obj].arms++;

@@ -36,14 +36,30 @@ static bool kept_healer_key_known;
 
 /* ---- the run's state: failures, pools ------------------------------------ */
 
+/* A check of a scenario line says so first: its format begins "line %d:"
+ * and its first argument is the line, which the report's consumers get as
+ * data (run --json's `line`: the gate annotates the scenario file there). */
+static int check_line(const char *fmt, va_list ap) {
+    va_list aq;
+    int line;
+    if (strncmp(fmt, "line %d:", 8) != 0) return 0;
+    va_copy(aq, ap);
+    line = va_arg(aq, int);
+    va_end(aq);
+    return line;
+}
+
 void scn_run_fail(run_state *run, const char *fmt, ...) {
     char buf[512];
+    int line;
     va_list ap;
     va_start(ap, fmt);
+    line = check_line(fmt, ap);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     rt_lock_acquire(&run->lock);
     if (run->nfail == 0) {
+        run->fail_line = line;
         run->fail_seen = true;
         run->fail_rec = run->tail_n;
         run->fail_time = rt_now();
@@ -141,6 +157,7 @@ static void scenario_main(void *arg) {
      * filter dropped would silently never match. */
     tph_trace_arm("*");
     tph_trace_set_hook(scn_hook_record, run);
+    scn_pool_watch_severing(scn_hook_severing, run);
     scn_pool_announce_check(true);
     if (setup(run)) {
         for (i = 0; i < s->nthreads && i < 64; i++) {
@@ -160,6 +177,7 @@ static void scenario_main(void *arg) {
     scn_pool_announce_check(false);
     collect_misuse(run);
     collect_faults(run);
+    scn_pool_watch_severing(NULL, NULL);
     tph_trace_set_hook(NULL, NULL);
 }
 
@@ -185,14 +203,14 @@ static bool alloc_state(run_state *run, const scn_scenario *s) {
     run->label_time = calloc(s->nlabels ? s->nlabels : 1, sizeof *run->label_time);
     run->counts = calloc(run->npoints * (s->npools + 1), sizeof *run->counts);
     run->awaiting = calloc(run->npoints * (s->npools + 1), sizeof *run->awaiting);
-    run->order_broken = calloc(s->norders ? s->norders : 1, sizeof *run->order_broken);
+    run->orders = calloc(s->norders ? s->norders : 1, sizeof *run->orders);
     run->healer_key = kept_healer_key;
     run->healer_key_known = kept_healer_key_known;
     scn_reach_begin(&run->reach, s);
     run->watched = calloc(run->npoints * (s->npools + 1), sizeof *run->watched);
     run->held = calloc(run->npoints ? run->npoints : 1, sizeof *run->held);
     if (run->watched && run->held) scn_hook_observe(run);
-    return run->order_broken && run->pools && run->keys && run->objs && run->holds && run->label_time && run->counts &&
+    return run->orders && run->pools && run->keys && run->objs && run->holds && run->label_time && run->counts &&
            run->awaiting && run->watched && run->held;
 }
 
@@ -207,7 +225,8 @@ static void free_state(run_state *run) {
     free(run->label_time);
     free(run->counts);
     free(run->awaiting);
-    free(run->order_broken);
+    free(run->orders);
+    scn_tl_free(run->tl);
     scn_text_free(&run->fail);
     scn_text_free(&run->fail_tail);
     scn_text_free(&run->trace_all);
@@ -264,6 +283,11 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
     }
     run->free_running = o->native;
     run->full_trace = o->full_trace;
+    if (o->timeline && !(run->tl = scn_tl_new())) {
+        free_state(run);
+        out->failures = scn_strdup("out of memory");
+        return -1;
+    }
     if (o->native) {
         rt_native_options no;
         rt_native_result nr;
@@ -294,6 +318,7 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
         if (o->depth) so.pct_depth = o->depth;
         so.pct_steps = o->pct_steps;
         so.schedule = o->schedule;
+        so.replay_continue = o->schedule && o->replay_continue;
         if (sched_run(&so, scenario_main, run, &sr) != 0) {
             out->bad_options = true;
             out->failures = scn_strdup(sr.reason);
@@ -312,6 +337,8 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
         out->choice_points = sr.choice_points;
         out->interleaving_hash = sr.interleaving_hash;
         out->fibers_peak = sr.fibers_peak;
+        out->diverged_at = sr.diverged_at;
+        out->diverged = sr.diverged_at ? scn_strdup(sr.diverged) : NULL;
         /* The race build's ThreadSanitizer report: a failure like any other. */
         if (sr.race) {
             scn_text_printf(&f, "data race: %s", sr.race);
@@ -356,9 +383,16 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
         out->failed_check = run->fail_seen;
         out->fail_record = run->fail_rec;
         out->fail_time = run->fail_time;
+        out->fail_line = run->fail_line;
         out->trace_tail = run->fail_seen ? scn_text_take(&run->fail_tail) : scn_tracefmt_tail(run);
     }
     if (o->full_trace) out->trace_full = scn_text_take(&run->trace_all);
+    if (run->tl) {
+        char title[300];
+        snprintf(title, sizeof title, "%s: %s", s->path ? s->path : "scenario", out->passed ? "passed" : "failed");
+        out->timeline_html = scn_tl_html(run, title, !out->passed, run->fail_seen ? run->fail_time : UINT64_MAX,
+                                         out->failures ? out->failures : "");
+    }
     {
         scn_reach_probe probe = scn_hook_reach_probe(run);
         out->reached = scn_reach_at_end(&run->reach, &probe);
@@ -379,6 +413,8 @@ void scn_run_out_free(scn_run_out *o) {
     free(o->race);
     free(o->trace_tail);
     free(o->trace_full);
+    free(o->timeline_html);
+    free(o->diverged);
     free(o->misuse);
     free(o->faults);
     free(o->declined);

@@ -25,6 +25,8 @@ typedef struct scn_run_opts {
                             instructions (callgrind), and `run` prints it only
                             in failure reports */
     bool full_trace;     /* keep every trace record, formatted (replay --trace) */
+    bool timeline;       /* draw the run as a page (replay --timeline, scn_timeline.c) */
+    bool replay_continue;/* schedule: past where it stops fitting, go on seeded (replay --continue) */
 } scn_run_opts;
 
 typedef struct scn_run_out {
@@ -50,7 +52,12 @@ typedef struct scn_run_out {
      * virtual time, and trace_tail the records up to it. */
     bool failed_check;
     uint64_t fail_record, fail_time;
+    int fail_line;           /* the failing check's scenario line; 0: no line (an oracle
+                                every run checks, or the run's outcome) */
     char *trace_full;        /* every record (opts.full_trace), one a line */
+    char *timeline_html;     /* the run as one self-contained HTML page (opts.timeline) */
+    uint64_t diverged_at;    /* replay_continue: the schedule item that did not fit (from 1), 0: all fit */
+    char *diverged;          /* ... and why, or NULL */
     uint64_t reached;        /* bit i: the scenario's requirement i was reached (scn_reach.h) */
 } scn_run_out;
 

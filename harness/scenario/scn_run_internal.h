@@ -67,8 +67,27 @@ typedef struct tail_rec {
     uint64_t time;        /* rt_now(): virtual time since the run began */
     const char *target, *event;
     int pool;             /* index, or -1 */
+    uintptr_t key;        /* the pool's key, for a point that names a pool */
     uint64_t a, b;
 } tail_rec;
+
+/* A pool the scenario did not declare (the healer's, or another the core
+ * made), and who made it (scn_poolname.c). */
+#define MAX_OTHER_POOLS 16
+typedef struct other_pool {
+    uintptr_t key;
+    char made_by[72];
+} other_pool;
+
+/* An `expect A before B`: how many B records came with fewer A before
+ * them than B, and the first such: its record number in the run's trace,
+ * which B it was, and how many A had been recorded by then. */
+typedef struct order_tally {
+    uint64_t broken;
+    uint64_t first_record, first_nth, firsts_seen;
+} order_tally;
+
+typedef struct scn_tl scn_tl; /* the timeline's collection (scn_timeline.c) */
 
 typedef struct run_state {
     const scn_scenario *s;
@@ -82,7 +101,7 @@ typedef struct run_state {
     bool *watched;                /* [as counts]: read while the run goes on (an
                                    * await, an assert, a `before`; scn_hook_observe) */
     bool *held;                   /* [npoints]: a hold parks on it or waits for it */
-    uint64_t *order_broken;       /* [norders]: times B came before enough A */
+    order_tally *orders;          /* [norders]: each `A before B`'s breaks */
     rt_waitq await_q;             /* threads in an `await` op */
     uint32_t *awaiting;           /* [as counts]: threads awaiting that slot; a
                                    * record wakes them only for their slot, since
@@ -96,6 +115,8 @@ typedef struct run_state {
     size_t npoints;
     uintptr_t healer_key;
     bool healer_key_known;
+    other_pool others[MAX_OTHER_POOLS]; /* undeclared pools, in order of first record */
+    size_t nothers;
     /* per pool (first 64): position in the trace stream of the last
      * cancellation and the last repair start -- the true order, which the
      * stamps cannot give within one clock tick */
@@ -111,8 +132,10 @@ typedef struct run_state {
      * end-of-run tail showed the runner's closes, not what the check saw) */
     scn_text fail_tail;
     uint64_t fail_rec, fail_time;
+    int fail_line;                /* the first failing check's scenario line (0: none) */
     bool fail_seen;
     bool full_trace;              /* --trace: every record, formatted */
+    scn_tl *tl;                   /* --timeline: every record, span and band, or NULL */
     scn_text trace_all;
     scn_text misuse;
     scn_text faults;
@@ -144,10 +167,40 @@ int scn_run_pool_index(run_state *run, uintptr_t key);
  * pool backend's knobs and read-outs name it. */
 const void *scn_run_pool_native(run_state *run, int pool);
 
+/* ---- scn_poolname.c: what a report calls each pool ------------------------- */
+
+/* A record of `thread` (named who) names pool `key`: remembers who made it
+ * if the scenario did not declare it and it is new. */
+void scn_poolname_note(run_state *run, uintptr_t key, uint32_t thread, const char *who);
+/* The pool's name: declared, "default", "healer pool", or "pool made by X on
+ * thread T"; in buf when made up. */
+const char *scn_poolname(run_state *run, uintptr_t key, char *buf, size_t n);
+/* The same as a sentence names it: "pool P1", "healer pool", "pool made by X ...". */
+const char *scn_pool_phrase(run_state *run, uintptr_t key, char *buf, size_t n);
+/* An undeclared pool met in the trace (the healer's or another), by key. */
+bool scn_poolname_known(run_state *run, uintptr_t key);
+/* The same for a record's (pool index, key). */
+const char *scn_poolname_at(run_state *run, int pool, uintptr_t key, char *buf, size_t n);
+
+/* ---- scn_timeline.c: the run as a picture ------------------------------------ */
+
+scn_tl *scn_tl_new(void);
+void scn_tl_free(scn_tl *);
+/* Record n of the run (as the tail keeps it). */
+void scn_tl_record(run_state *run, uint64_t n, const tail_rec *r);
+/* A span of the calling thread from t0 to now: kind "hold" or "await". */
+void scn_tl_span(run_state *run, uint64_t t0, const char *kind, const char *text);
+/* A callback of object obj starts or returns on the calling thread. */
+void scn_tl_callback(run_state *run, int obj, bool start);
+/* The page; failed: mark the failing check at fail_time, failure its text. */
+char *scn_tl_html(run_state *run, const char *title, bool failed, uint64_t fail_time, const char *failure);
+
 /* ---- scn_hook.c ------------------------------------------------------------ */
 
 /* The run's trace hook (ctx: the run). */
 void scn_hook_record(const tph_trace_record *rec, void *ctx);
+/* The pool backend's sever watch (scn_pool_watch_severing; ctx: the run). */
+void scn_hook_severing(void *ctx, const void *pool_os, bool severed, uint32_t queued);
 /* Fills run->watched, the count slots an await, an assert or a `before`
  * order reads while the run goes on, and run->held, the points of holds and
  * of their until-events: what decides how the bounded search orders a

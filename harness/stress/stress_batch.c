@@ -17,7 +17,7 @@
  *   {"v":1,"type":"batch","scenario":..., "mode":..., "strategy":..., "depth":D, "base":"0x..",
  *    "first":J, "runs":N, "steps":S, "max_choice_points":C, "elapsed_ms":T,
  *    "hashes":["<16 hex>",...],          distinct interleaving hashes (controlled)
- *    "failures_total":F, "failures":[{"j":J,"seed":"0x..","status":..,
+ *    "failures_total":F, "failures":[{"j":J,"seed":"0x..","status":..,"line":L,
  *    "reason":..,"schedule":..,"replay":..,"replay_schedule":..}, ...]}
  *                                     (the first max-failures of them)
  * (harness/json-schema.json, type "batch", is the contract; scn_json.c writes it.)
@@ -47,6 +47,7 @@
 
 typedef struct kept_failure {
     uint64_t j, seed;
+    int line; /* the failing check's scenario line, 0: none */
     char status[32];
     char reason[320];
     char *schedule;
@@ -264,6 +265,7 @@ int tph_stress_batch_main(int argc, char **argv, const char *exe, const char *mo
                 kept_failure *k = &kept[nfail];
                 k->j = j;
                 k->seed = a.cfg.seed;
+                k->line = out.line;
                 memcpy(k->status, out.status, sizeof k->status);
                 memcpy(k->reason, out.reason, sizeof k->reason);
                 k->schedule = out.schedule;
@@ -306,6 +308,7 @@ int tph_stress_batch_main(int argc, char **argv, const char *exe, const char *mo
         scn_json_hex(&j, "seed", k->seed);
         scn_json_str(&j, "status", k->status);
         scn_json_str(&j, "reason", k->reason);
+        scn_json_u64(&j, "line", (uint64_t)k->line);
         if (k->schedule) scn_json_str(&j, "schedule", k->schedule);
         if (a.cfg.mode == STRESS_NATIVE) scn_json_str(&j, "model_hint", k->command);
         else scn_json_str(&j, "replay", k->command);

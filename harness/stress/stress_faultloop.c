@@ -2,8 +2,12 @@
  * failed in turn -- the 1st allocation, the 2nd, ..., the 1st pool creation,
  * ... -- until a run shows that no call of that kind is left to fail.
  *
- *   stress-faultloop --seed SEED [--max-sites N] [--only KIND:N]
+ *   stress-faultloop --seed SEED [--max-sites N] [--only KIND:N [--trace]]
  *                    [--leak-check-each] FILE
+ *
+ * --only runs one site (the replay ci/stress.py prints); a failing one
+ * prints its report and trace tail on stderr, and with --trace every trace
+ * record of the run instead of the tail.
  *
  * Runs are controlled (random walk, seed SEED), so they are deterministic:
  * the run with fault KIND:N is identical, up to the Nth call of KIND, to the
@@ -139,6 +143,7 @@ typedef struct loop {
     uint64_t seed;
     bool leaked;            /* LSan already reported: later checks would repeat it */
     bool check_each;        /* --leak-check-each */
+    bool trace;             /* --trace: keep every record of the run */
 } loop;
 
 static bool run_with(loop *L, int kind, uint32_t nth, run_record *rec, stress_run_out *out) {
@@ -161,6 +166,7 @@ static bool run_with(loop *L, int kind, uint32_t nth, run_record *rec, stress_ru
     cfg.mode = STRESS_CONTROLLED;
     cfg.seed = L->seed;
     cfg.want_report = true;
+    cfg.full_trace = L->trace && kind >= 0 && nth != NEVER_NTH;
     if (!stress_run_one(s, &cfg, out)) return false;
     memset(rec, 0, sizeof *rec);
     rec->passed = out->passed;
@@ -238,11 +244,15 @@ static bool judge(const loop *L, const stress_run_out *out, bool leaked, char *s
 int tph_stress_faultloop_main(int argc, char **argv) {
     uint64_t seed = 0, max_sites = 100000, only_nth = 0;
     const char *path = NULL, *only = NULL;
-    bool have_seed = false, check_each = false;
+    bool have_seed = false, check_each = false, trace = false;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(o, "--leak-check-each")) {
             check_each = true;
+            continue;
+        }
+        if (!strcmp(o, "--trace")) {
+            trace = true;
             continue;
         }
         if (strncmp(o, "--", 2) != 0) {
@@ -278,7 +288,12 @@ int tph_stress_faultloop_main(int argc, char **argv) {
     }
     if (!path || !have_seed) {
         fprintf(stderr, "usage: tpheal-harness " CMD " --seed SEED [--max-sites N] "
-                        "[--only KIND:N] [--leak-check-each] FILE\n");
+                        "[--only KIND:N [--trace]] [--leak-check-each] FILE\n");
+        return 2;
+    }
+    if (trace && !only) {
+        /* every record of every site would be the whole loop's runs */
+        fprintf(stderr, CMD ": --trace prints one run's records: give it with --only KIND:N\n");
         return 2;
     }
     int only_kind = -1;
@@ -311,6 +326,7 @@ int tph_stress_faultloop_main(int argc, char **argv) {
     L.base = scn;
     L.seed = seed;
     L.check_each = check_each;
+    L.trace = trace;
     L.faults = calloc(scn->nfaults + 1, sizeof *L.faults);
     if (!L.faults) {
         scn_free(scn);
@@ -375,7 +391,10 @@ int tph_stress_faultloop_main(int argc, char **argv) {
                     accbuf[acc_len] = '\0';
                 }
                 emit(scn_fault_name(kind), nth, ok, status, reason, acc ? accbuf : NULL);
-                if (only && (!ok || acc) && out.trace_tail) /* a replay: the whole story */
+                if (only && trace && out.trace_full) /* a replay asked for every record */
+                    fprintf(stderr, "%s%strace (every record of the run):\n%s", out.report ? out.report : "",
+                            out.report ? "\n" : "", out.trace_full);
+                else if (only && (!ok || acc) && out.trace_tail) /* a replay: the whole story */
                     fprintf(stderr, "%s\ntrace tail:\n%s", out.report ? out.report : "",
                             out.trace_tail);
                 sites++;

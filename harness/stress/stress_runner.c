@@ -38,6 +38,7 @@ bool stress_run_one(const scn_scenario *scn, const stress_run_cfg *cfg, stress_r
     scn_run_opts o;
     stress_run_opts(cfg, &o);
     o.tail_on_failure = !cfg->want_report; /* the tail is copied out below only then */
+    o.full_trace = cfg->full_trace;
     scn_run_out r;
     memset(&r, 0, sizeof r);
     scn_run(scn, &o, &r);
@@ -48,6 +49,7 @@ bool stress_run_one(const scn_scenario *scn, const stress_run_cfg *cfg, stress_r
         return false;
     }
     out->passed = r.passed;
+    out->line = !r.passed && r.failed_check ? r.fail_line : 0;
     out->steps = r.steps;
     out->choice_points = r.choice_points;
     out->interleaving_hash = r.interleaving_hash;
@@ -76,6 +78,8 @@ bool stress_run_one(const scn_scenario *scn, const stress_run_cfg *cfg, stress_r
         out->trace_tail = r.trace_tail;
         r.trace_tail = NULL;
     }
+    out->trace_full = r.trace_full;
+    r.trace_full = NULL;
     scn_run_out_free(&r);
     return true;
 }
@@ -84,5 +88,6 @@ void stress_run_out_free(stress_run_out *out) {
     free(out->schedule);
     free(out->report);
     free(out->trace_tail);
-    out->schedule = out->report = out->trace_tail = NULL;
+    free(out->trace_full);
+    out->schedule = out->report = out->trace_tail = out->trace_full = NULL;
 }

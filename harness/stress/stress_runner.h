@@ -20,6 +20,7 @@ typedef struct stress_run_cfg {
     uint64_t pct_steps;  /* PCT k; 0 = the scheduler's default */
     bool want_schedule;  /* keep the replay string of a failed run */
     bool want_report;    /* keep the full report and the trace tail */
+    bool full_trace;     /* keep every trace record, formatted (stress-faultloop --trace) */
 } stress_run_cfg;
 
 typedef struct stress_run_out {
@@ -29,6 +30,8 @@ typedef struct stress_run_out {
     char *schedule;           /* malloc'd replay string (controlled, failed, if wanted) */
     char *report;             /* malloc'd full failure report (NULL if passed), if wanted */
     char *trace_tail;         /* malloc'd last trace records, if wanted */
+    char *trace_full;         /* malloc'd every trace record (cfg.full_trace) */
+    int line;                 /* the failing check's scenario line, 0: none (scn_run_out.fail_line) */
     uint64_t steps;           /* scheduling points (controlled) */
     uint64_t choice_points;   /* points with more than one runnable thread */
     uint64_t interleaving_hash;
