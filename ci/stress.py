@@ -332,7 +332,9 @@ class Run:
         seed = int(str(f.get("seed", "0")), 0)
         entry = {"scenario": b.scenario, "mode": b.mode, "strategy": b.strategy,
                  "depth": b.depth, "pct_steps": pct_steps, "seed": seed, "batch": b.k,
-                 "status": f.get("status", "failed"), "reason": f.get("reason", "")}
+                 "status": f.get("status", "failed"), "reason": f.get("reason", ""),
+                 # what failed, as data (the harness's failure kind; the reason is its prose)
+                 "kind": f.get("kind", "")}
         # The commands are the harness's, as its run path prints them: a
         # controlled run's replay by seed, a free-running run's model hint.
         if f.get("model_hint"):
@@ -644,8 +646,10 @@ def failure_text(e: dict, master: int) -> str:
         lines.append(f"strategy:  {e['strategy']}" + (f" depth {e['depth']}" if e['strategy'] == 'pct' else ""))
     if e.get("fault"):
         lines.append(f"fault:     {e['fault']}")
-    lines += [f"seed:      {e['seed']}", f"status:    {e['status']}",
-              f"reason:    {e['reason']}", f"master:    {master} (batch {e.get('batch')})", "",
+    lines += [f"seed:      {e['seed']}", f"status:    {e['status']}"]
+    if e.get("kind"):
+        lines.append(f"kind:      {e['kind']}")
+    lines += [f"reason:    {e['reason']}", f"master:    {master} (batch {e.get('batch')})", "",
               f"{e.get('replay_label', 'replay')}:", f"  {e['replay']}"]
     if e.get("batch_replay"):
         lines += ["the same run inside its batch:", f"  {e['batch_replay']}"]

@@ -93,7 +93,7 @@ if cmd == "stress-batch":
     if env_match("FAKE_FAIL", scen, mode):
         j = min(5, n - 1)  # free-running batches are one run each
         fails.append(dict({"j": j, "seed": "0x%016x" % seeds[j], "status": "deadlock",
-                           "reason": "fake deadlock", "schedule": "r1.2.3"}, **commands(seeds[j])))
+                           "reason": "fake deadlock", "kind": "deadlock", "schedule": "r1.2.3"}, **commands(seeds[j])))
     print(json.dumps({"v": int(os.environ.get("FAKE_V", "1")), "type": "batch", "scenario": scen,
                       "mode": opt("--mode"), "pool": "win32" if REAL else "sim",
                       "runs": n, "steps": 10 * n,
@@ -254,6 +254,8 @@ def test_controlled_failure_writes_a_file_with_its_replay_and_exits_1(fake):
         else pathlib.Path(f[0]["file"]).read_text()
     # the harness's replay line, as it printed it
     assert f"\nreplay:\n  {f[0]['replay']}\n" in text and "fake deadlock" in text
+    # what failed, as data: the harness's failure kind, beside its prose
+    assert f[0]["kind"] == "deadlock" and "\nkind:      deadlock\n" in text, text
     assert f[0]["replay"].startswith("build/harness/scenario/tpheal-harness replay --seed "
                                      f"{f[0]['seed']} --strategy "), f[0]["replay"]
     assert f[0]["replay_schedule"].endswith(" replay --schedule r1.2.3 " + f[0]["scenario"]), f[0]

@@ -56,10 +56,10 @@ static void note_interleaving(tally *t, uint64_t h) {
 /* Runs below this many seeds are too few to call a scenario unexercised. */
 #define NOT_EXERCISED_MIN_RUNS 20
 
+/* The same failure: the same status and the same checks failing the same
+ * way (scn_failures_same: kinds and identities, not the messages). */
 static bool same_failure(const scn_run_out *a, const scn_run_out *b) {
-    if (a->status != b->status) return false;
-    if (!a->failures || !b->failures) return a->failures == b->failures;
-    return strcmp(a->failures, b->failures) == 0;
+    return a->status == b->status && scn_failures_same(&a->failure_list, &b->failure_list);
 }
 
 
@@ -168,6 +168,7 @@ static int run_one_seed(const scn_scenario *s, const options *o, sched_strategy_
             scn_json_u64(&j, "pct_steps", ro.pct_steps);
             scn_json_str(&j, "status", r.status >= 0 ? sched_status_name((sched_status)r.status) : "native");
             scn_json_str(&j, "failures", r.failures);
+            scn_failures_json(&j, &r.failure_list);
             scn_json_str(&j, "schedule", r.schedule);
             scn_json_str(&j, "race", r.race);
             scn_json_str(&j, "fairness", r.fairness);

@@ -85,9 +85,9 @@ bool scn_expr_eval(run_state *run, const scn_expr *e, uint64_t *l, uint64_t *r) 
     return false;
 }
 
-void scn_expr_check(run_state *run, const scn_expr *e, const char *where) {
+void scn_expr_check(run_state *run, const scn_expr *e, scn_failure_kind kind, const char *where) {
     uint64_t l, r;
     if (!scn_expr_eval(run, e, &l, &r))
-        scn_run_fail(run, "line %d: %s `%s` failed (left %llu, right %llu)", e->line, where, e->text,
+        scn_run_fail(run, kind, e->line, -1, "line %d: %s `%s` failed (left %llu, right %llu)", e->line, where, e->text,
                      (unsigned long long)l, (unsigned long long)r);
 }

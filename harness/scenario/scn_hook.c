@@ -200,6 +200,7 @@ void scn_hook_record(const tph_trace_record *rec, void *ctx) {
         if (hs->matched < h->nth) continue;
         if (!h->every) hs->done = true;
         hs->parks++;
+        run->script_waiters++;
         if (h->release == SCN_HOLD_FOR) {
             uint64_t deadline = rt_now() + h->duration;
             while (rt_now() < deadline) rt_wait(&hs->q, &run->lock, deadline, "scenario hold (for)");
@@ -209,6 +210,7 @@ void scn_hook_record(const tph_trace_record *rec, void *ctx) {
             size_t slot = count_slot(run, h->until_point, h->until_pool);
             while (run->counts[slot] < h->until_count) rt_wait(&hs->q, &run->lock, RT_FOREVER, "scenario hold (until)");
         }
+        run->script_waiters--;
     }
     rt_lock_release(&run->lock);
 }

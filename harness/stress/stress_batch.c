@@ -18,7 +18,7 @@
  *    "first":J, "runs":N, "steps":S, "max_choice_points":C, "elapsed_ms":T,
  *    "hashes":["<16 hex>",...],          distinct interleaving hashes (controlled)
  *    "failures_total":F, "failures":[{"j":J,"seed":"0x..","status":..,
- *    "reason":..,"schedule":..,"replay":..,"replay_schedule":..}, ...]}
+ *    "reason":..,"kind":..,"schedule":..,"replay":..,"replay_schedule":..}, ...]}
  *                                     (the first max-failures of them)
  * (harness/json-schema.json, type "batch", is the contract; scn_json.c writes it.)
  *
@@ -49,6 +49,7 @@ typedef struct kept_failure {
     uint64_t j, seed;
     char status[32];
     char reason[320];
+    scn_failure_kind kind;
     char *schedule;
     char *command;         /* the run's replay by seed, or its model hint (native) */
     char *replay_schedule; /* by its schedule, when it has one */
@@ -266,6 +267,7 @@ int tph_stress_batch_main(int argc, char **argv, const char *exe, const char *mo
                 k->seed = a.cfg.seed;
                 memcpy(k->status, out.status, sizeof k->status);
                 memcpy(k->reason, out.reason, sizeof k->reason);
+                k->kind = out.kind;
                 k->schedule = out.schedule;
                 out.schedule = NULL;
                 k->command = scn_strdup(cmd);
@@ -306,6 +308,7 @@ int tph_stress_batch_main(int argc, char **argv, const char *exe, const char *mo
         scn_json_hex(&j, "seed", k->seed);
         scn_json_str(&j, "status", k->status);
         scn_json_str(&j, "reason", k->reason);
+        scn_json_str(&j, "kind", scn_failure_kind_name(k->kind));
         if (k->schedule) scn_json_str(&j, "schedule", k->schedule);
         if (a.cfg.mode == STRESS_NATIVE) scn_json_str(&j, "model_hint", k->command);
         else scn_json_str(&j, "replay", k->command);

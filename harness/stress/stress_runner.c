@@ -57,10 +57,9 @@ bool stress_run_one(const scn_scenario *scn, const stress_run_cfg *cfg, stress_r
         copy_text(out->status, sizeof out->status, sched_status_name((sched_status)r.status));
     else
         copy_text(out->status, sizeof out->status, "oracle");
-    out->deadlock_in_scenario_wait =
-        !r.passed && r.status == SCHED_DEADLOCK && r.blocked_report &&
-        (strstr(r.blocked_report, "scenario await") || strstr(r.blocked_report, "scenario hold")) &&
-        !strstr(r.blocked_report, "wants lock");
+    out->kind = r.kind;
+    for (size_t i = 0; i < r.failure_list.n; i++)
+        if (r.failure_list.v[i].kind == SCN_FAILURE_SCRIPT_WAIT_DEADLOCK) out->deadlock_in_scenario_wait = true;
     if (!r.passed) {
         first_line(out->reason, sizeof out->reason, r.failures);
         if (cfg->want_schedule && r.schedule) {
@@ -70,6 +69,8 @@ bool stress_run_one(const scn_scenario *scn, const stress_run_cfg *cfg, stress_r
         if (cfg->want_report) {
             out->report = r.failures;
             r.failures = NULL;
+            out->failure_list = r.failure_list;
+            memset(&r.failure_list, 0, sizeof r.failure_list);
         }
     }
     if (cfg->want_report) {
@@ -85,4 +86,5 @@ void stress_run_out_free(stress_run_out *out) {
     free(out->report);
     free(out->trace_tail);
     out->schedule = out->report = out->trace_tail = NULL;
+    scn_failures_free(&out->failure_list);
 }

@@ -26,6 +26,8 @@ typedef struct stress_run_out {
     bool passed;              /* every oracle of the scenario held */
     char status[32];          /* "ok", "deadlock", "livelock", "oracle", ... */
     char reason[320];         /* first failing oracle or the scheduler's reason */
+    scn_failure_kind kind;    /* the first failure's kind (SCN_FAILURE_NONE: passed) */
+    scn_failures failure_list;/* every failure as data, if want_report (scn_failure.h) */
     char *schedule;           /* malloc'd replay string (controlled, failed, if wanted) */
     char *report;             /* malloc'd full failure report (NULL if passed), if wanted */
     char *trace_tail;         /* malloc'd last trace records, if wanted */
@@ -33,10 +35,11 @@ typedef struct stress_run_out {
     uint64_t choice_points;   /* points with more than one runnable thread */
     uint64_t interleaving_hash;
     /* A deadlock in which the scenario's own threads are stuck in an `await`
-     * or a `hold ... until` (and none wants a lock): the scenario waited for a
-     * trace point that an injected fault legitimately removed (healer-tick
-     * when the healer could not start; a second cancellation by the very
-     * thread the hold parked).  The fault loop accepts it; nothing else does. */
+     * or a `hold ... until` (and none wants a lock; SCN_FAILURE_SCRIPT_WAIT_DEADLOCK):
+     * the scenario waited for a trace point that an injected fault
+     * legitimately removed (healer-tick when the healer could not start; a
+     * second cancellation by the very thread the hold parked).  The fault
+     * loop accepts it; nothing else does. */
     bool deadlock_in_scenario_wait;
 } stress_run_out;
 
