@@ -47,6 +47,10 @@ typedef struct stress_run_out {
  * runs, and what the printed replay commands (scn_report.h) are built from. */
 void stress_run_opts(const stress_run_cfg *, scn_run_opts *);
 
+/* What a batch or the fault loop reads of a run's result: out gets copies
+ * (the schedule and the report only as cfg wants them). */
+void stress_run_read(const scn_run_out *, const stress_run_cfg *, stress_run_out *out);
+
 /* Runs `scn` once.  Returns false when the run could not happen at all
  * (reason says why); the out fields are then only status/reason. */
 bool stress_run_one(const scn_scenario *scn, const stress_run_cfg *, stress_run_out *out);
