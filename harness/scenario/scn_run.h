@@ -1,6 +1,8 @@
 /* Running a parsed scenario: one seed = one simulated process = one
- * sched_run (or one native run), with every oracle checked.  The report
- * pieces come back as text; scn_report.c turns them into the failure report. */
+ * sched_run (or one native run), with every oracle checked.  The failures
+ * come back as data (scn_failure.h) and as the report's text; scn_report.c
+ * turns the pieces into the failure report.  Many runs are a campaign
+ * (scn_campaign.h). */
 #ifndef TPHEAL_SCN_RUN_H
 #define TPHEAL_SCN_RUN_H
 
