@@ -14,6 +14,7 @@
 #include "sched_dfs.h"
 #include "scn_ast.h"
 #include "scn_bench.h"
+#include "scn_campaign.h"
 #include "scn_clock.h"
 #include "scn_json.h"
 #include "scn_pool.h"

@@ -77,7 +77,8 @@ void scn_exec_callback(run_state *run, int obj) {
     scn_tl_callback(run, obj, true);
     rt_lock_release(&run->lock);
     if (after_stop)
-        scn_run_fail(run, "oracle: %s %s: a callback ran after stop_and_drain returned, with no arm since",
+        scn_run_fail(run, SCN_FAILURE_ORACLE_STOP_DRAIN, 0, obj,
+                     "oracle: %s %s: a callback ran after stop_and_drain returned, with no arm since",
                      scn_obj_kind_name(o->kind), o->name);
     if (o->callback >= 0) {
         char who[SCN_NAME_MAX + 16];
@@ -136,7 +137,8 @@ static bool live(const scn_op *op, exec_ctx *c) {
     run_state *run = c->run;
     const obj_state *st = &run->objs[op->obj];
     if (st->created && !st->dead) return true;
-    scn_run_fail(run, "line %d: %s: `%s %s` on an object that is %s", op->line, c->who, scn_op_name(op->kind),
+    scn_run_fail(run, st->created ? SCN_FAILURE_OBJECT_CLOSED : SCN_FAILURE_OBJECT_NOT_CREATED, op->line, op->obj,
+                 "line %d: %s: `%s %s` on an object that is %s", op->line, c->who, scn_op_name(op->kind),
                  run->s->objs[op->obj].name, st->created ? "closed" : "not created");
     return false;
 }
@@ -199,7 +201,8 @@ static int exec_op(exec_ctx *c, const scn_op *op) {
         if (k->lent_to_waits && event_in_use(run, op->obj)) {
             /* tph_wait borrows its handle: closing it under an open wait
              * would hand the core a dead handle at the next arm. */
-            scn_run_fail(run, "line %d: %s: `close %s` while a wait on it is still open", op->line, c->who,
+            scn_run_fail(run, SCN_FAILURE_CLOSE_LENT_EVENT, op->line, op->obj,
+                         "line %d: %s: `close %s` while a wait on it is still open", op->line, c->who,
                          run->s->objs[op->obj].name);
             if (in_flight) scn_reach_leave(&run->reach, c->actor);
             return -1;
@@ -241,12 +244,13 @@ static int exec_op(exec_ctx *c, const scn_op *op) {
         has_result = false;
         break;
     }
-    case SCN_OP_ASSERT: scn_expr_check(run, op->expr, "assert"); has_result = false; break;
+    case SCN_OP_ASSERT: scn_expr_check(run, op->expr, SCN_FAILURE_ASSERT_FAILED, "assert"); has_result = false; break;
     case SCN_OP_AWAIT: {
         size_t slot = count_slot(run, op->point, op->pool);
         uint64_t await_from = rt_now();
         rt_lock_acquire(&run->lock);
         run->awaiting[slot]++;
+        run->script_waiters++;
         for (;;) {
             rt_access(&run->counts[slot], RT_READ); /* written in diagnostic sections (scn_hook.c) */
             if (run->counts[slot] >= op->count) break;
@@ -258,6 +262,7 @@ static int exec_op(exec_ctx *c, const scn_op *op) {
             snprintf(what, sizeof what, "await %s (line %d)", scn_trace_point_name(op->point), op->line);
             scn_tl_span(run, await_from, "await", what);
         }
+        run->script_waiters--;
         rt_lock_release(&run->lock);
         has_result = false;
         break;
@@ -280,7 +285,8 @@ static int exec_op(exec_ctx *c, const scn_op *op) {
         rt_lock_release(&run->lock);
     }
     if (has_result && op->expect != SCN_RESULT_ANY && (int)e != op->expect)
-        scn_run_fail(run, "line %d: %s: `%s%s%s` returned %s, expected %s", op->line, c->who, scn_op_name(op->kind),
+        scn_run_fail(run, SCN_FAILURE_OP_RESULT, op->line, op->obj,
+                     "line %d: %s: `%s%s%s` returned %s, expected %s", op->line, c->who, scn_op_name(op->kind),
                      op->obj >= 0 ? " " : "", op->obj >= 0 ? run->s->objs[op->obj].name : "",
                      scn_result_name((int)e), scn_result_name(op->expect));
     return 0;

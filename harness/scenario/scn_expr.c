@@ -96,7 +96,7 @@ static bool term_is_time(const scn_term *t) {
 /* A comparison with a time on either side prints both sides in ms/us (the
  * number beside a time was written with a unit, `>= 2ms`): the raw 100 ns
  * units ("left 860, right 20000") were the report's least readable part. */
-void scn_expr_check(run_state *run, const scn_expr *e, const char *where) {
+void scn_expr_check(run_state *run, const scn_expr *e, scn_failure_kind kind, const char *where) {
     uint64_t l, r;
     char lt[32], rt[32];
     if (scn_expr_eval(run, e, &l, &r)) return;
@@ -107,5 +107,5 @@ void scn_expr_check(run_state *run, const scn_expr *e, const char *where) {
         snprintf(lt, sizeof lt, "%llu", (unsigned long long)l);
         snprintf(rt, sizeof rt, "%llu", (unsigned long long)r);
     }
-    scn_run_fail(run, "line %d: %s `%s` failed (left %s, right %s)", e->line, where, e->text, lt, rt);
+    scn_run_fail(run, kind, e->line, -1, "line %d: %s `%s` failed (left %s, right %s)", e->line, where, e->text, lt, rt);
 }

@@ -213,6 +213,7 @@ void scn_hook_record(const tph_trace_record *rec, void *ctx) {
         if (!h->every) hs->done = true;
         hs->parks++;
         uint64_t parked_at = rt_now();
+        run->script_waiters++;
         if (h->release == SCN_HOLD_FOR) {
             uint64_t deadline = rt_now() + h->duration;
             while (rt_now() < deadline) rt_wait(&hs->q, &run->lock, deadline, "scenario hold (for)");
@@ -227,6 +228,7 @@ void scn_hook_record(const tph_trace_record *rec, void *ctx) {
             snprintf(what, sizeof what, "hold at %s (line %d)", scn_trace_point_name(pt), h->line);
             scn_tl_span(run, parked_at, "hold", what);
         }
+        run->script_waiters--;
     }
     rt_lock_release(&run->lock);
 }

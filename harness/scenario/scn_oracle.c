@@ -25,7 +25,7 @@ void scn_oracle_at_quiescence(run_state *run) {
     const scn_scenario *s = run->s;
     tph_heal_entry_info info[64];
     size_t n, i;
-    for (i = 0; i < s->nexpects; i++) scn_expr_check(run, &s->expects[i], "expect");
+    for (i = 0; i < s->nexpects; i++) scn_expr_check(run, &s->expects[i], SCN_FAILURE_EXPECT_FAILED, "expect");
     {
         scn_reach_probe probe = scn_hook_reach_probe(run);
         scn_reach_at_quiescence(&run->reach, &probe);
@@ -41,12 +41,14 @@ void scn_oracle_at_quiescence(run_state *run) {
             continue;
         }
         if (info[i].unhealed && !(p >= 0 && (s->allow_unhealed >> p) & 1))
-            scn_run_fail(run, "oracle: %s was cancelled and no repair started after its last cancellation", name);
+            scn_run_fail(run, SCN_FAILURE_ORACLE_UNHEALED, 0, p,
+                         "oracle: %s was cancelled and no repair started after its last cancellation", name);
         if (info[i].outstanding != 0 && s->outcome == SCN_OUTCOME_NORMAL)
-            scn_run_fail(run, "oracle: %s has %u repairs outstanding at quiescence", name, info[i].outstanding);
+            scn_run_fail(run, SCN_FAILURE_ORACLE_OUTSTANDING, 0, p, "oracle: %s has %u repairs outstanding at quiescence",
+                         name, info[i].outstanding);
     }
     if (!s->allow_severed && scn_pool_any_severed_with_queued())
-        scn_run_fail(run, "oracle: a pool is severed with callbacks queued at quiescence");
+        scn_run_fail(run, SCN_FAILURE_ORACLE_SEVERED, 0, -1, "oracle: a pool is severed with callbacks queued at quiescence");
 }
 
 /* English ordinals for "the 2nd B": 1st 2nd 3rd 4th ... 11th 12th 13th 21st. */
@@ -62,7 +64,8 @@ static void report_order(run_state *run, const scn_order *o, const order_tally *
     const char *a = scn_trace_point_name(o->first), *b = scn_trace_point_name(o->then);
     char more[64] = "";
     if (t->broken > 1) snprintf(more, sizeof more, "; %llu later %s broke it too", (unsigned long long)(t->broken - 1), b);
-    scn_run_fail(run, "line %d: expect `%s before %s`: the %llu%s %s (trace record #%llu) came when %llu %s had "
+    scn_run_fail(run, SCN_FAILURE_ORDER_BROKEN, o->line, (int)(o - run->s->orders),
+                 "line %d: expect `%s before %s`: the %llu%s %s (trace record #%llu) came when %llu %s had "
                       "been recorded (each %s needs as many %s before it)%s",
                  o->line, a, b, (unsigned long long)t->first_nth, ordinal_suffix(t->first_nth), b,
                  (unsigned long long)t->first_record, (unsigned long long)t->firsts_seen, a, b, a, more);
@@ -82,7 +85,7 @@ void scn_oracle_after_teardown(run_state *run) {
         if (run->healer_key_known && info[i].key == run->healer_key) continue;
         p = scn_run_pool_index(run, info[i].key);
         if (p >= 0 && (((s->allow_unhealed | run->tolerated_unhealed) >> p) & 1)) continue;
-        scn_run_fail(run, "oracle: registry entry for %s remains after every object was closed "
+        scn_run_fail(run, SCN_FAILURE_ORACLE_REGISTRY_LEFT, 0, p, "oracle: registry entry for %s remains after every object was closed "
                      "(objects %llu, outstanding %u, unhealed %d)",
                      scn_pool_phrase(run, info[i].key, buf, sizeof buf), (unsigned long long)info[i].objects,
                      info[i].outstanding, (int)info[i].unhealed);
@@ -98,7 +101,7 @@ void scn_oracle_after_teardown(run_state *run) {
          * say, and there the work oracle falls back to its bound. */
         counted = scn_pool_object_counts_get(st->os, &os);
         if (counted && os.callbacks_run != st->calls + st->swallowed)
-            scn_run_fail(run, "oracle: %s %s: the pool ran %llu callbacks, the scenario saw %llu (+%llu swallowed after a disarm)",
+            scn_run_fail(run, SCN_FAILURE_ORACLE_CALLBACKS_UNSEEN, 0, (int)i, "oracle: %s %s: the pool ran %llu callbacks, the scenario saw %llu (+%llu swallowed after a disarm)",
                          scn_obj_kind_name(o->kind), o->name, (unsigned long long)os.callbacks_run,
                          (unsigned long long)st->calls, (unsigned long long)st->swallowed);
         if (k->check_arms) k->check_arms(run, o, st, counted, &os);
@@ -112,11 +115,11 @@ void scn_oracle_after_teardown(run_state *run) {
 void scn_oracle_work_arms(run_state *run, const scn_obj *o, const obj_state *st, bool counted,
                           const scn_pool_object_counts *os) {
     if (counted && st->calls + os->cancelled != st->arms)
-        scn_run_fail(run, "oracle: work %s: %llu submits, %llu callbacks, %llu dropped", o->name,
+        scn_run_fail(run, SCN_FAILURE_ORACLE_WORK_ARMS, 0, st->index, "oracle: work %s: %llu submits, %llu callbacks, %llu dropped", o->name,
                      (unsigned long long)st->arms, (unsigned long long)st->calls,
                      (unsigned long long)os->cancelled);
     else if (!counted && st->calls > st->arms)
-        scn_run_fail(run, "oracle: work %s: %llu callbacks for %llu submits", o->name,
+        scn_run_fail(run, SCN_FAILURE_ORACLE_WORK_ARMS, 0, st->index, "oracle: work %s: %llu callbacks for %llu submits", o->name,
                      (unsigned long long)st->calls, (unsigned long long)st->arms);
 }
 
@@ -126,7 +129,7 @@ void scn_oracle_bounded_arms(run_state *run, const scn_obj *o, const obj_state *
     (void)counted;
     (void)os;
     if (st->calls > st->arms)
-        scn_run_fail(run, "oracle: %s %s: %llu callbacks for %llu arms", scn_obj_kind_name(o->kind), o->name,
+        scn_run_fail(run, SCN_FAILURE_ORACLE_BOUNDED_ARMS, 0, st->index, "oracle: %s %s: %llu callbacks for %llu arms", scn_obj_kind_name(o->kind), o->name,
                      (unsigned long long)st->calls, (unsigned long long)st->arms);
 }
 
@@ -136,7 +139,7 @@ void scn_oracle_io_arms(run_state *run, const scn_obj *o, const obj_state *st, b
     (void)counted;
     (void)os;
     if (st->calls + st->io_cancels != st->arms)
-        scn_run_fail(run, "oracle: io %s: %llu starts, %llu callbacks, %llu cancels", o->name,
+        scn_run_fail(run, SCN_FAILURE_ORACLE_IO_ARMS, 0, st->index, "oracle: io %s: %llu starts, %llu callbacks, %llu cancels", o->name,
                      (unsigned long long)st->arms, (unsigned long long)st->calls,
                      (unsigned long long)st->io_cancels);
 }

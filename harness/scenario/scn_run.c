@@ -36,27 +36,16 @@ static bool kept_healer_key_known;
 
 /* ---- the run's state: failures, pools ------------------------------------ */
 
-/* A check of a scenario line says so first: its format begins "line %d:"
- * and its first argument is the line, which the report's consumers get as
- * data (run --json's `line`: the gate annotates the scenario file there). */
-static int check_line(const char *fmt, va_list ap) {
-    va_list aq;
-    int line;
-    if (strncmp(fmt, "line %d:", 8) != 0) return 0;
-    va_copy(aq, ap);
-    line = va_arg(aq, int);
-    va_end(aq);
-    return line;
-}
-
-void scn_run_fail(run_state *run, const char *fmt, ...) {
-    char buf[512];
-    int line;
+/* `line` is the scenario line a check judged (0: none, an oracle's), which
+ * the report's consumers get as data (run --json's `line`: the gate
+ * annotates the scenario file there). */
+void scn_run_fail(run_state *run, scn_failure_kind kind, int line, int subject, const char *fmt, ...) {
+    char buf[514];
     va_list ap;
     va_start(ap, fmt);
-    line = check_line(fmt, ap);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    vsnprintf(buf, 512, fmt, ap);
     va_end(ap);
+    strcat(buf, "\n");
     rt_lock_acquire(&run->lock);
     if (run->nfail == 0) {
         run->fail_line = line;
@@ -65,8 +54,8 @@ void scn_run_fail(run_state *run, const char *fmt, ...) {
         run->fail_time = rt_now();
         scn_tracefmt_tail_into(run, &run->fail_tail);
     }
-    if (run->nfail < MAX_FAILURES) scn_text_printf(&run->fail, "%s\n", buf);
-    else if (run->nfail == MAX_FAILURES) scn_text_printf(&run->fail, "(more failures not shown)\n");
+    if (run->nfail < MAX_FAILURES) scn_failures_add(&run->fail, kind, line, subject, buf);
+    else run->fail.unshown++;
     run->nfail++;
     rt_lock_release(&run->lock);
 }
@@ -96,14 +85,16 @@ static bool setup(run_state *run) {
             continue;
         }
         if (tph_pool_create(&run->pools[i]) != TPH_OK) {
-            scn_run_fail(run, "line %d: pool %s could not be created", p->line, p->name);
+            scn_run_fail(run, SCN_FAILURE_SETUP_FAILED, p->line, (int)i, "line %d: pool %s could not be created",
+                         p->line, p->name);
             return false;
         }
         run->keys[i] = tph_pool_key(run->pools[i]);
         if (p->has_min || p->has_max) {
             uint32_t mx = p->has_max ? p->max : 512, mn = p->has_min ? p->min : 0;
             if (tph_pool_set_thread_limits(run->pools[i], mn, mx) != TPH_OK)
-                scn_run_fail(run, "line %d: pool %s: thread limits %u..%u refused", p->line, p->name, mn, mx);
+                scn_run_fail(run, SCN_FAILURE_SETUP_FAILED, p->line, (int)i,
+                             "line %d: pool %s: thread limits %u..%u refused", p->line, p->name, mn, mx);
         }
         if (p->stall != SCN_STALL_UNSET) scn_pool_set_stall(scn_run_pool_native(run, (int)i), p);
         if (p->start_delay) scn_pool_set_start_delay(scn_run_pool_native(run, (int)i), p->start_delay);
@@ -118,7 +109,8 @@ static bool setup(run_state *run) {
         if (s->objs[i].created_by_thread) continue;
         e = scn_exec_create(run, (int)i);
         if (e != TPH_OK) {
-            scn_run_fail(run, "line %d: %s %s could not be created (%s)", s->objs[i].line,
+            scn_run_fail(run, SCN_FAILURE_SETUP_FAILED, s->objs[i].line, (int)i,
+                         "line %d: %s %s could not be created (%s)", s->objs[i].line,
                          scn_obj_kind_name(s->objs[i].kind), s->objs[i].name, scn_result_name((int)e));
             return false;
         }
@@ -227,7 +219,7 @@ static void free_state(run_state *run) {
     free(run->awaiting);
     free(run->orders);
     scn_tl_free(run->tl);
-    scn_text_free(&run->fail);
+    scn_failures_free(&run->fail);
     scn_text_free(&run->fail_tail);
     scn_text_free(&run->trace_all);
     scn_text_free(&run->misuse);
@@ -253,10 +245,37 @@ const char *scn_run_unsupported(const scn_scenario *s, bool native, char *buf, s
     return NULL;
 }
 
+/* A failure of the run's outcome (no scenario line: the run's own). */
+static void outcome_fail(scn_failures *f, scn_failure_kind kind, const char *fmt, ...) SCN_PRINTF(3, 4);
+static void outcome_fail(scn_failures *f, scn_failure_kind kind, const char *fmt, ...) {
+    va_list ap, again;
+    int n;
+    char *m;
+    va_start(ap, fmt);
+    va_copy(again, ap);
+    n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    m = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (m) vsnprintf(m, (size_t)n + 1, fmt, again);
+    va_end(again);
+    scn_failures_add(f, kind, 0, -1, m ? m : "out of memory\n");
+    free(m);
+}
+
+/* The kind of a run the scheduler stopped with `status`. */
+static scn_failure_kind status_kind(sched_status status) {
+    switch (status) {
+    case SCHED_LIVELOCK: return SCN_FAILURE_LIVELOCK;
+    case SCHED_REPLAY_DIVERGED: return SCN_FAILURE_REPLAY_DIVERGED;
+    default: return SCN_FAILURE_RT_MISUSE;
+    }
+}
+
 int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
-    scn_text f = {0};
+    scn_failures f = {0};
     int status;
     bool ended = false, deadlocked = false;
+    uint32_t lock_waiters = 0;
     char reason[256] = "";
     memset(out, 0, sizeof *out);
     if (!o->native && !scn_pool_is_model()) {
@@ -329,6 +348,7 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
         status = (int)sr.status;
         ended = sr.status == SCHED_PROCESS_ENDED;
         deadlocked = sr.status == SCHED_DEADLOCK;
+        lock_waiters = sr.lock_waiters;
         snprintf(reason, sizeof reason, "%s", sr.reason);
         out->schedule = sr.schedule ? scn_strdup(sr.schedule) : NULL;
         out->blocked_report = sr.blocked_report ? scn_strdup(sr.blocked_report) : NULL;
@@ -341,44 +361,58 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
         out->diverged = sr.diverged_at ? scn_strdup(sr.diverged) : NULL;
         /* The race build's ThreadSanitizer report: a failure like any other. */
         if (sr.race) {
-            scn_text_printf(&f, "data race: %s", sr.race);
+            outcome_fail(&f, SCN_FAILURE_DATA_RACE, "data race: %s", sr.race);
             out->race = scn_strdup(sr.race);
         }
         if (sr.status != SCHED_OK && sr.status != SCHED_PROCESS_ENDED && sr.status != SCHED_DEADLOCK)
-            scn_text_printf(&f, "run: %s: %s\n", sched_status_name(sr.status), sr.reason);
+            outcome_fail(&f, status_kind(sr.status), "run: %s: %s\n", sched_status_name(sr.status), sr.reason);
+
         sched_result_free(&sr);
     }
     out->status = status;
     /* the expected outcome */
     switch (s->outcome) {
     case SCN_OUTCOME_FAIL_FAST:
-        if (!ended) scn_text_printf(&f, "expected fail-fast: the run %s\n", deadlocked ? "deadlocked" : "ended normally");
+        if (!ended)
+            outcome_fail(&f, SCN_FAILURE_EXPECTED_FAIL_FAST, "expected fail-fast: the run %s\n",
+                         deadlocked ? "deadlocked" : "ended normally");
         else if (s->outcome_text[0] && !strstr(reason, s->outcome_text))
-            scn_text_printf(&f, "expected a fail-fast mentioning '%s', got: %s\n", s->outcome_text, reason);
+            outcome_fail(&f, SCN_FAILURE_EXPECTED_FAIL_FAST, "expected a fail-fast mentioning '%s', got: %s\n",
+                         s->outcome_text, reason);
         break;
     case SCN_OUTCOME_DEADLOCK:
-        if (!deadlocked) scn_text_printf(&f, "expected a deadlock: the run %s\n", ended ? "was ended" : "finished");
+        if (!deadlocked)
+            outcome_fail(&f, SCN_FAILURE_EXPECTED_DEADLOCK, "expected a deadlock: the run %s\n",
+                         ended ? "was ended" : "finished");
         break;
     case SCN_OUTCOME_MISUSE:
-        if (!run->misuse.s) scn_text_printf(&f, "expected a misuse report: the sim reported none\n");
+        if (!run->misuse.s)
+            outcome_fail(&f, SCN_FAILURE_EXPECTED_MISUSE, "expected a misuse report: the sim reported none\n");
         else if (s->outcome_text[0] && !strstr(run->misuse.s, s->outcome_text))
-            scn_text_printf(&f, "expected a misuse report mentioning '%s'\n", s->outcome_text);
+            outcome_fail(&f, SCN_FAILURE_EXPECTED_MISUSE, "expected a misuse report mentioning '%s'\n",
+                         s->outcome_text);
         break;
     default:
-        if (ended) scn_text_printf(&f, "the process was ended: %s\n", reason);
+        if (ended) outcome_fail(&f, SCN_FAILURE_FAIL_FAST, "the process was ended: %s\n", reason);
+        /* A deadlock where the scenario's own await or hold is waiting and
+         * no thread wants a lock: it waited for a record that never came
+         * (an injected fault may remove one: stress-faultloop accepts it). */
         if (deadlocked)
-            scn_text_printf(&f, "%s\nblocked threads:\n%s", reason,
-                            out->blocked_report ? out->blocked_report : "(none reported)\n");
+            outcome_fail(&f, run->script_waiters && !lock_waiters ? SCN_FAILURE_SCRIPT_WAIT_DEADLOCK : SCN_FAILURE_DEADLOCK,
+                         "%s\nblocked threads:\n%s", reason,
+                         out->blocked_report ? out->blocked_report : "(none reported)\n");
         break;
     }
-    if (s->outcome != SCN_OUTCOME_MISUSE && run->misuse.s) scn_text_printf(&f, "the sim reported misuse:\n%s", run->misuse.s);
+    if (s->outcome != SCN_OUTCOME_MISUSE && run->misuse.s)
+        outcome_fail(&f, SCN_FAILURE_MISUSE, "the sim reported misuse:\n%s", run->misuse.s);
     /* oracle failures only count for runs that reached their end */
-    if (run->fail.s && !ended && !deadlocked) scn_text_printf(&f, "%s", run->fail.s);
-    if (run->fail.s && (ended || deadlocked) && s->outcome == SCN_OUTCOME_NORMAL) scn_text_printf(&f, "%s", run->fail.s);
+    if ((!ended && !deadlocked) || s->outcome == SCN_OUTCOME_NORMAL) scn_failures_append(&f, &run->fail);
     out->misuse = scn_text_take(&run->misuse);
     out->faults = scn_text_take(&run->faults);
-    out->failures = scn_text_take(&f);
-    out->passed = out->failures == NULL;
+    out->failures = scn_failures_text(&f);
+    out->failure_list = f;
+    out->kind = f.n ? f.v[0].kind : SCN_FAILURE_NONE;
+    out->passed = f.n == 0;
     if (!out->passed || !o->tail_on_failure) {
         out->failed_check = run->fail_seen;
         out->fail_record = run->fail_rec;
@@ -408,6 +442,7 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
 
 void scn_run_out_free(scn_run_out *o) {
     free(o->failures);
+    scn_failures_free(&o->failure_list);
     free(o->schedule);
     free(o->blocked_report);
     free(o->race);

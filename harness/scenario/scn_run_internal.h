@@ -28,12 +28,13 @@
 
 #include "rt.h"
 #include "scn_ast.h"
+#include "scn_failure.h"
 #include "scn_pool.h"
 #include "scn_reach.h"
 #include "scn_text.h"
 
 #define TRACE_TAIL 40
-#define MAX_FAILURES 20
+#define MAX_FAILURES SCN_FAILURES_SHOWN
 
 typedef struct obj_state {
     struct run_state *run; /* the run it belongs to, and its index there: */
@@ -125,9 +126,12 @@ typedef struct run_state {
     /* trace tail ring */
     tail_rec tail[TRACE_TAIL];
     uint64_t tail_n;
-    /* failures */
-    scn_text fail;
+    /* the checks' failures (the run's outcome adds its own at the end) */
+    scn_failures fail;
     int nfail;
+    /* scenario threads parked in an `await` or a `hold` (scn_exec.c,
+     * scn_hook.c): at a deadlock, whether the script's own waits are in it */
+    uint32_t script_waiters;
     /* the trace as it was at the first failing check (a report showing the
      * end-of-run tail showed the runner's closes, not what the check saw) */
     scn_text fail_tail;
@@ -158,9 +162,11 @@ static inline size_t count_slot(const run_state *run, int point, int pool) {
 
 /* ---- scn_run.c: the run's state ------------------------------------------- */
 
-/* A failed check: the message (the first MAX_FAILURES of them), and at the
- * first, the trace as the check saw it. */
-void scn_run_fail(run_state *run, const char *fmt, ...) SCN_PRINTF(2, 3);
+/* A failed check of kind `kind` at scenario line `line` (0: none) about the
+ * object, pool or order `subject` (-1: none): the failure (the first
+ * MAX_FAILURES of them), and at the first, the trace as the check saw it. */
+void scn_run_fail(run_state *run, scn_failure_kind kind, int line, int subject, const char *fmt, ...)
+    SCN_PRINTF(5, 6);
 /* The scenario pool whose key is `key`, or -1. */
 int scn_run_pool_index(run_state *run, uintptr_t key);
 /* The native pool of scenario pool `pool` (NULL: the default pool), as the
@@ -270,8 +276,8 @@ const scn_kind_ops *scn_kind(scn_obj_kind kind);
 
 /* Evaluates e: true when it holds; its two sides in *l and *r. */
 bool scn_expr_eval(run_state *run, const scn_expr *e, uint64_t *l, uint64_t *r);
-/* A failure naming `where` ("assert", "expect") when e does not hold. */
-void scn_expr_check(run_state *run, const scn_expr *e, const char *where);
+/* A failure of `kind` naming `where` ("assert", "expect") when e does not hold. */
+void scn_expr_check(run_state *run, const scn_expr *e, scn_failure_kind kind, const char *where);
 
 /* ---- scn_oracle.c ------------------------------------------------------------ */
 

@@ -123,6 +123,7 @@ typedef struct sched_result {
     char *schedule;             /* malloc'd replay string, see README.md */
     char *blocked_report;       /* malloc'd, non-OK runs: one line per unfinished thread
                                    and what it waits on; NULL for SCHED_OK */
+    uint32_t lock_waiters;      /* non-OK runs: unfinished threads that want a lock */
     char *race;                 /* malloc'd, race-detector builds (TPHEAL_TSAN) only: the
                                    run's first ThreadSanitizer report -- both accesses with
                                    their threads' names and sites, no addresses -- or NULL.

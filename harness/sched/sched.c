@@ -222,6 +222,9 @@ int sched_run(const sched_options *opt, rt_thread_fn main_fn, void *arg, sched_r
     out->choice_hash = s->chash;
     out->schedule = sched_record_finish(s);
     out->blocked_report = s->status == SCHED_OK ? NULL : sched_blocked_report(s);
+    out->lock_waiters = 0;
+    for (uint32_t i = 0; s->status != SCHED_OK && i < s->nthreads; i++)
+        if (s->threads[i]->state == TS_LOCK) out->lock_waiters++;
     out->race = sched_tsan_race_text(s);
     out->races = s->race.reports;
     destroy(s);

@@ -73,7 +73,7 @@ typedef struct run_record {
     bool passed;
     char status[32];
     uint64_t steps, hash;
-    char *failures;   /* full report text, malloc'd */
+    scn_failures failures; /* every failure as data */
     char *tail;       /* trace tail, malloc'd */
 } run_record;
 
@@ -91,49 +91,14 @@ static bool same_text(const char *a, const char *b) {
 }
 
 static void record_free(run_record *r) {
-    free(r->failures);
+    scn_failures_free(&r->failures);
     free(r->tail);
     memset(r, 0, sizeof *r);
 }
 
 static bool same_run(const run_record *a, const run_record *b) {
     return a->passed == b->passed && a->steps == b->steps && a->hash == b->hash &&
-           same_text(a->failures, b->failures) && same_text(a->tail, b->tail);
-}
-
-/* Lines of a report that an injected fault may legitimately cause: an
- * operation or a set-up step returning the error, a later operation on the
- * object whose creation failed, and the scenario's own `expect` lines whose
- * numbers the missing object changed. */
-static bool acceptable_line(const char *line, size_t n) {
-    static const char *const ok_parts[] = {"` returned ", " could not be created", " refused",
-                                           " on an object that is not created",
-                                           "(more failures not shown)"};
-    char buf[600];
-    if (n >= sizeof buf) n = sizeof buf - 1;
-    memcpy(buf, line, n);
-    buf[n] = '\0';
-    if (strncmp(buf, "line ", 5) == 0 && strstr(buf, " `") && strstr(buf, "` failed (left "))
-        return true; /* an expect/assert expression */
-    for (size_t i = 0; i < sizeof ok_parts / sizeof ok_parts[0]; i++)
-        if (strstr(buf, ok_parts[i])) return true;
-    return false;
-}
-
-/* The first line of `report` that an injected fault may not cause, or NULL. */
-static const char *first_unacceptable(const char *report, size_t *len) {
-    const char *p = report;
-    while (p && *p) {
-        const char *nl = strchr(p, '\n');
-        size_t n = nl ? (size_t)(nl - p) : strlen(p);
-        /* Indented lines continue the line above (the sim's misuse list). */
-        if (n && p[0] != ' ' && !acceptable_line(p, n)) {
-            *len = n;
-            return p;
-        }
-        p = nl ? nl + 1 : NULL;
-    }
-    return NULL;
+           scn_failures_same(&a->failures, &b->failures) && same_text(a->tail, b->tail);
 }
 
 typedef struct loop {
@@ -173,7 +138,7 @@ static bool run_with(loop *L, int kind, uint32_t nth, run_record *rec, stress_ru
     memcpy(rec->status, out->status, sizeof rec->status);
     rec->steps = out->steps;
     rec->hash = out->interleaving_hash;
-    rec->failures = dup_or_null(out->report);
+    scn_failures_copy(&rec->failures, &out->failure_list);
     rec->tail = dup_or_null(out->trace_tail);
     return true;
 }
@@ -225,8 +190,9 @@ static bool judge(const loop *L, const stress_run_out *out, bool leaked, char *s
         *acc_len = strlen(*accepted);
         return true;
     }
-    size_t n = 0;
-    const char *bad = first_unacceptable(out->report, &n);
+    /* Every failure of a kind an injected fault may cause (scn_failure.h):
+     * an error answered, a set-up step refused, ... */
+    const scn_failure *bad = scn_failures_first_not_fault_caused(&out->failure_list);
     if (!bad) {
         snprintf(status, scap, "ok");
         reason[0] = '\0';
@@ -235,8 +201,9 @@ static bool judge(const loop *L, const stress_run_out *out, bool leaked, char *s
         return true;
     }
     snprintf(status, scap, "%s", strcmp(out->status, "ok") ? out->status : "oracle");
+    size_t n = strcspn(bad->message, "\n");
     if (n >= rcap) n = rcap - 1;
-    memcpy(reason, bad, n);
+    memcpy(reason, bad->message, n);
     reason[n] = '\0';
     return false;
 }
