@@ -10,8 +10,9 @@ or callback reaches any one of its operations.  Each copy made here inserts
 `sleep DELAY` at one such point -- before an operation of a thread, callback
 or repeat body, or before the `end` of a thread or callback (a late return),
 or as the whole body of a callback block added to an object that has none (a
-late callback) -- or puts DELAY on the due time of one `arm T after D` (a
-timer the pool fires late: Wine's timer queue under load) -- and the controlled scheduler runs it in virtual time, so the
+late callback) -- or puts DELAY on the due time of one `arm T after D` or the
+period of one `periodic R period D` (a timer the pool fires late: Wine's
+timer queue under load) -- and the controlled scheduler runs it in virtual time, so the
 check is deterministic: the same copies, seeds and build give the same runs.
 
 DELAY is longer than every sleep and timed hold of the file (and at least
@@ -26,7 +27,7 @@ import re
 # stop-waits-for-periodic-start-in-progress exists never to come).
 ORDERING = re.compile(r"^\s*(?:sleep|hold\b.*\bfor)\s+(\d+)(us|ms|s)\s*$", re.M)
 UNIT_US = {"us": 1, "ms": 1000, "s": 1000000}
-DUE = re.compile(r"(\s*arm\s+\w+\s+after\s+)(\d+)(us|ms|s)\b")
+DUE = re.compile(r"(\s*(?:arm\s+\w+\s+after|periodic\s+\w+\s+period)\s+)(\d+)(us|ms|s)\b")
 CALLBACK_KINDS = ("work", "wait", "timer", "periodic", "io")
 
 
