@@ -10,9 +10,9 @@ or callback reaches any one of its operations.  Each copy made here inserts
 `sleep DELAY` at one such point -- before an operation of a thread, callback
 or repeat body, or before the `end` of a thread or callback (a late return),
 or as the whole body of a callback block added to an object that has none (a
-late callback) -- or puts DELAY on the due time of one `arm T after D` or the
-period of one `periodic R period D` (a timer the pool fires late: Wine's
-timer queue under load) -- and the controlled scheduler runs it in virtual time, so the
+late callback) -- or puts DELAY on the due time of one `arm T [after D]` or the
+period of one `periodic R period D`, or of all of them at once (a timer the
+pool fires late: Wine's timer queue under load) -- and the controlled scheduler runs it in virtual time, so the
 check is deterministic: the same copies, seeds and build give the same runs.
 
 DELAY is longer than every sleep and timed hold of the file (and at least
@@ -28,6 +28,7 @@ import re
 ORDERING = re.compile(r"^\s*(?:sleep|hold\b.*\bfor)\s+(\d+)(us|ms|s)\s*$", re.M)
 UNIT_US = {"us": 1, "ms": 1000, "s": 1000000}
 DUE = re.compile(r"(\s*(?:arm\s+\w+\s+after|periodic\s+\w+\s+period)\s+)(\d+)(us|ms|s)\b")
+NOW = re.compile(r"(\s*arm\s+(\w+))(?!\s+after)(?=\s|$)")
 CALLBACK_KINDS = ("work", "wait", "timer", "periodic", "io")
 
 
@@ -45,6 +46,18 @@ def delay_us(text):
 
 def fmt(us):
     return f"{us // 1000}ms" if us % 1000 == 0 else f"{us}us"
+
+
+def timer_late(raw, timers, delay):
+    """`raw` with its timer's due time or period `delay` us later, or None."""
+    line = raw.split("#", 1)[0]
+    now = NOW.match(line)
+    if now and now.group(2) in timers:
+        return now.group(1) + f" after {fmt(delay)}" + line[now.end(1):]
+    m = DUE.match(line)
+    if m:
+        return m.group(1) + fmt(int(m.group(2)) * UNIT_US[m.group(3)] + delay) + line[m.end(3):]
+    return None
 
 
 def delayed_copies(text):
@@ -67,7 +80,7 @@ def delayed_copies(text):
                 if w == "callback":
                     has_callback.add(words[1])
             elif w in CALLBACK_KINDS and len(words) >= 2:
-                objects.append(words[1])
+                objects.append((words[1], w))
             continue
         if w == "end":
             kind, name = stack.pop()
@@ -79,16 +92,19 @@ def delayed_copies(text):
         if w == "repeat":
             stack.append(("repeat", name))
     copies = []
+    timers = {n for n, kind in objects if kind in ("timer", "periodic")}
+    every = list(lines)
     for i, raw in enumerate(lines):
-        m = DUE.match(raw.split("#", 1)[0])
-        if m:
-            due = int(m.group(2)) * UNIT_US[m.group(3)] + delay_us(text)
-            late = m.group(1) + fmt(due) + raw[m.end(3):]
+        late = timer_late(raw, timers, delay_us(text))
+        if late is not None:
+            every[i] = late
             copies.append((f"timer fires late line {i + 1}", "\n".join(lines[:i] + [late] + lines[i + 1:]) + "\n"))
+    if every != lines:
+        copies.append(("every timer fires late", "\n".join(every) + "\n"))
     for at, label in points:
         indent = re.match(r"\s*", lines[at]).group(0) or "  "
         copies.append((label, "\n".join(lines[:at] + [indent + sleep] + lines[at:]) + "\n"))
-    for name in objects:
+    for name, _ in objects:
         if name not in has_callback:
             copies.append((f"callback {name} added",
                            text.rstrip("\n") + f"\n\ncallback {name}\n  {sleep}\nend\n"))
