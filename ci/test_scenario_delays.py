@@ -6,14 +6,15 @@ On the real pool nothing orders two threads but what one waits for: under Wine
 on a loaded 2-core machine group-release-cancelling-stops-rearms failed with
 `A: arm X returned EBUSY` because R's `sleep 5ms; release G` overtook A's arm.
 Here each copy holds one thread or callback back at one operation boundary
-(or fires one timer late) by longer than every sleep and timed hold of its
-file, and the controlled scheduler runs it in virtual time: deterministic, no
-real clock, the same copies and seeds give the same runs.  A copy may miss the
-raced state (reach is not judged), never fail.  The bound: one delay per run;
-the pool's own latency (a wait thread queueing the callback of an armed wait
-on a set event) has no trace point and is left to the margins the scenarios
-state.  Seeds per strategy: $TPHEAL_DELAY_SEEDS (default 20); the ~600 copies
-take ~10 s on the 2-core machine."""
+(or fires one timer, or all of them, late) by longer than every sleep and
+timed hold of its file, and the controlled scheduler runs it in virtual time:
+deterministic, no real clock, the same copies and seeds give the same runs.
+A copy may miss the raced state (reach is not judged), never fail.  The
+bound: one thread or callback held back per run, or the timers late; the
+pool's own dispatch (a wait thread queueing the callback of an armed wait on
+a set event, a completion delivered) has no trace point and is left to the
+margins the scenarios state.  Seeds per strategy: $TPHEAL_DELAY_SEEDS
+(default 20); the 610 copies take ~8 s on the 2-core machine."""
 import os
 import re
 
