@@ -116,7 +116,7 @@ case "$job" in
     must build build "$root"
     step pytest env TPHEAL_BUILD_DIR="$PWD/$root" TPHEAL_UNIT_CONFIGS=default TPHEAL_HARNESS_JSON_DIR="$hjson" \
       "$py" -m pytest -c pyproject.toml --junitxml="$reports/linux.xml" -m "not windows" \
-      ci/test_unit.py ci/test_scenarios.py ci/test_install.py ci/test_gate.py
+      ci/test_unit.py ci/test_scenarios.py ci/test_scenario_delays.py ci/test_install.py ci/test_gate.py
     # From the Windows side only what needs no Windows build (the wine job has the rest).
     step workflow-and-sim env TPHEAL_BUILD_DIR="$PWD/$root" \
       "$py" -m pytest -c pyproject.toml --junitxml="$reports/linux-windows-side.xml" \
