@@ -9,6 +9,7 @@
  *   tpheal-harness replay SEED-OR-SCHEDULE FILE  (tpheal-harness help replay)
  *   tpheal-harness list [DIR]
  *   tpheal-harness bench [--seeds N]
+ *   tpheal-harness generate --seed S --programs N [options]  (tpheal-harness help generate)
  *   tpheal-harness help [COMMAND]   and   tpheal-harness COMMAND --help
  *
  * Exit: 0 everything passed, 1 a failure, 2 bad input (usage or a scenario
@@ -52,12 +53,13 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
         return cli_help(argc > 2 ? argv[2] : NULL);
     if ((strcmp(argv[1], "run") == 0 || strcmp(argv[1], "verify") == 0 || strcmp(argv[1], "replay") == 0 || strcmp(argv[1], "list") == 0 ||
-         strcmp(argv[1], "bench") == 0) && cli_wants_help(argc, argv))
+         strcmp(argv[1], "bench") == 0 || strcmp(argv[1], "generate") == 0) && cli_wants_help(argc, argv))
         return cli_help(argv[1]);
     if (strcmp(argv[1], "run") == 0 || strcmp(argv[1], "verify") == 0) return cmd_run(&x, argc, argv);
     if (strcmp(argv[1], "replay") == 0) return cmd_replay(&x, argc, argv);
     if (strcmp(argv[1], "list") == 0) return cmd_list(argc, argv);
     if (strcmp(argv[1], "bench") == 0) return cmd_bench(&x, argc, argv);
+    if (strcmp(argv[1], "generate") == 0) return cmd_generate(&x, argc, argv);
     if (strcmp(argv[1], "stress-batch") == 0) return tph_stress_batch_main(argc - 1, argv + 1, x.argv0, x.model_exe);
     if (strcmp(argv[1], "stress-faultloop") == 0) return tph_stress_faultloop_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "--version") == 0) {

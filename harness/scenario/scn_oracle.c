@@ -20,6 +20,69 @@ static bool same_tick_inline_repair(run_state *run, int p, const tph_heal_entry_
            e->outstanding == 0 && run->last_start_at[p] > run->last_cancel_at[p];
 }
 
+/* A count the hook kept for every run (count_slot: any pool when pool < 0). */
+static uint64_t recorded(run_state *run, const char *point, int pool) {
+    int i = scn_trace_point_find(point);
+    return i < 0 ? 0 : run->counts[count_slot(run, i, pool)];
+}
+
+static bool block_uses_untracked(const scn_block *b) {
+    size_t i;
+    for (i = 0; b && i < b->n; i++) {
+        const scn_op *op = &b->ops[i];
+        if (op->kind == SCN_OP_CANCEL_UNTRACKED || (op->kind == SCN_OP_RELEASE && op->release == SCN_RELEASE_UNTRACKED))
+            return true;
+        if (op->kind == SCN_OP_REPEAT && block_uses_untracked(op->body)) return true;
+    }
+    return false;
+}
+
+/* Whether the scenario cancels without heal tracking anywhere: such a
+ * cancellation may sever a pool and, by its contract, owe it nothing. */
+static bool scenario_cancels_untracked(const scn_scenario *s) {
+    size_t i;
+    for (i = 0; i < s->nthreads; i++)
+        if (block_uses_untracked(&s->threads[i].body)) return true;
+    for (i = 0; i < s->ncallbacks; i++)
+        if (block_uses_untracked(&s->callbacks[i].body)) return true;
+    return false;
+}
+
+/* One healer a process: started at most once, and started (or its start
+ * tried and failed) by any process that stamped a cancellation.  Two starts
+ * are two private pools and two timers ticking the one registry.  Only where
+ * a run is a process (the model): on the real pool the healer of an earlier
+ * run is still up. */
+static void oracle_one_healer(run_state *run) {
+    uint64_t started = recorded(run, "healer-started", -1), failed = recorded(run, "healer-start-failed", -1);
+    if (!scn_pool_process_per_run()) return;
+    if (started > 1)
+        scn_run_fail(run, "oracle: the healer started %llu times in one process (exactly one healer)",
+                     (unsigned long long)started);
+    else if (started == 0 && failed == 0 && recorded(run, "cancelled", -1) != 0)
+        scn_run_fail(run, "oracle: a cancellation was stamped and the healer was never started nor tried");
+}
+
+/* Every pool a tracked cancellation severed was repaired: a severed pool
+ * dispatches nothing until a SubmitThreadpoolWork, which the repair is, so
+ * a pool still severed at quiescence (the settle is longer than the healer's
+ * period plus its window) had no repair submitted after its last sever.
+ * Untracked cancellations owe nothing by contract, and neither does a pool
+ * whose repair object could not be made (`cancel-untracked`).  `severed`:
+ * bit p set when scenario pool p is severed. */
+static void oracle_severed_repaired(run_state *run, uint64_t severed) {
+    const scn_scenario *s = run->s;
+    size_t p;
+    if (s->outcome != SCN_OUTCOME_NORMAL || scenario_cancels_untracked(s)) return;
+    for (p = 0; p < s->npools && p < 64; p++) {
+        if ((s->allow_unhealed >> p) & 1) continue;
+        if (recorded(run, "cancel-untracked", (int)p) != 0) continue;
+        if ((severed >> p) & 1)
+            scn_run_fail(run, "oracle: pool %s is severed at quiescence: no repair was submitted after its last sever",
+                         s->pools[p].name);
+    }
+}
+
 void scn_oracle_at_quiescence(run_state *run) {
     const scn_scenario *s = run->s;
     tph_heal_entry_info info[64];
@@ -44,8 +107,19 @@ void scn_oracle_at_quiescence(run_state *run) {
         if (info[i].outstanding != 0 && s->outcome == SCN_OUTCOME_NORMAL)
             scn_run_fail(run, "oracle: pool %s has %u repairs outstanding at quiescence", name, info[i].outstanding);
     }
-    if (!s->allow_severed && scn_pool_any_severed_with_queued())
-        scn_run_fail(run, "oracle: a pool is severed with callbacks queued at quiescence");
+    oracle_one_healer(run);
+    /* One read of the model for both severed-pool oracles: a read is a
+     * section of the model's lock, scheduling points the corpus's pinned
+     * runs (ci/golden) would see move. */
+    if (!s->allow_severed) {
+        const void *pools_os[64];
+        uint64_t severed = 0;
+        size_t p;
+        for (p = 0; p < s->npools && p < 64; p++) pools_os[p] = scn_run_pool_native(run, (int)p);
+        if (scn_pool_severed_scan(pools_os, p, &severed))
+            scn_run_fail(run, "oracle: a pool is severed with callbacks queued at quiescence");
+        oracle_severed_repaired(run, severed);
+    }
 }
 
 void scn_oracle_after_teardown(run_state *run) {
