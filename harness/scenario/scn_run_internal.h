@@ -204,6 +204,10 @@ typedef struct scn_kind_ops {
     /* Whether the pool runs callbacks for it, and the oracle on its
      * callbacks against its arms (NULL: none; scn_oracle.c). */
     bool has_callbacks;
+    /* Its stop_and_drain refuses arms until it returns, so nothing of it
+     * may run after the stop (the stop oracle, scn_exec.c); a work
+     * object's is its drain (work.h) and promises only that. */
+    bool stop_refuses_arms;
     void (*check_arms)(run_state *run, const scn_obj *o, const obj_state *st, bool counted,
                        const scn_pool_object_counts *os);
 } scn_kind_ops;
