@@ -123,8 +123,17 @@ static bool usable(const gen_program *p, int t, int i, const bool *closed) {
     return o->owner < 0 || o->owner == t;
 }
 
+/* Whether a pool never severs: a private pool whose stall is unset or
+ * `never`.  An untracked cancellation owes nothing by contract, so on a
+ * pool that may sever it may leave callbacks queued for good, and a drain
+ * of them hangs (programs 2643 and 2927 of seed 1): legal only here. */
+static bool never_severs(const gen_program *p, int pool) {
+    const gen_pool *q = &p->pools[pool];
+    return pool != 0 && (!q->stall_live || q->stall <= 1);
+}
+
 /* An op on object i, of a kind it has. */
-static void draw_object_op(pcg32 *r, const gen_obj *o, gen_op *op) {
+static void draw_object_op(pcg32 *r, const gen_program *p, const gen_obj *o, gen_op *op) {
     switch (o->kind) {
     case GEN_WORK: {
         static const uint8_t w[4] = {5, 1, 1, 1};
@@ -139,7 +148,8 @@ static void draw_object_op(pcg32 *r, const gen_obj *o, gen_op *op) {
         op->kind = k[weighted(r, w, 6)];
         /* the untracked cancel is rare: it opts the run out of the
          * severed-pool oracle (a sever it causes is owed nothing) */
-        if (op->kind == GEN_OP_CANCEL_UNTRACKED && !chance(r, 4)) op->kind = GEN_OP_TRY_CANCEL;
+        if (op->kind == GEN_OP_CANCEL_UNTRACKED && (!chance(r, 4) || !never_severs(p, o->pool)))
+            op->kind = GEN_OP_TRY_CANCEL;
         if (op->kind == GEN_OP_ARM) {
             if (chance(r, 3)) op->a = (uint16_t)(1 + pick(r, 20));
             else op->forever = true;
@@ -190,6 +200,7 @@ static void closing_op(pcg32 *r, const gen_program *p, int i, gen_op *op) {
         static const uint8_t w[3] = {3, 4, 1};
         op->kind = GEN_OP_RELEASE_CLOSE;
         op->a = (uint16_t)weighted(r, w, 3); /* 0 draining, 1 cancelling, 2 untracked */
+        if (op->a == 2 && !never_severs(p, p->objs[i].pool)) op->a = 1;
     } else {
         op->kind = GEN_OP_STOP_CLOSE;
     }
@@ -216,7 +227,7 @@ static void draw_thread(pcg32 *r, gen_program *p, int t, uint8_t npools) {
                 if (p->objs[j].kind != GEN_GROUP && usable(p, t, j, closed)) cand[n++] = j;
             if (n == 0) continue;
             op->target = (int8_t)cand[pick(r, (uint32_t)n)];
-            draw_object_op(r, &p->objs[op->target], op);
+            draw_object_op(r, p, &p->objs[op->target], op);
             /* an owner may close early: nothing of it after this point */
             if (p->objs[op->target].owner == t && p->objs[op->target].group < 0 && chance(r, 8)) {
                 closing_op(r, p, op->target, op);
@@ -269,7 +280,11 @@ static void draw_faults(pcg32 *r, gen_program *p, uint8_t npools) {
             f->kind = 1;
             f->pool = (int8_t)pool;
             f->nth = 1;
-            f->onward = chance(r, 3);
+            /* never onward: a pool whose repair object can never be made is
+             * untracked by contract (cancel-untracked), and a drain of a
+             * callback queued on it when it severs waits for good (program
+             * 2173 of seed 1: the runner's teardown deadlocked) */
+            f->onward = false;
         }
     }
 }
@@ -340,6 +355,9 @@ const char *gen_program_illegal(const gen_program *p) {
             if (o->owner >= 0 && o->owner != t) return "an op on an object another thread closes";
             if (closed[op->target] || (o->group >= 0 && closed[o->group])) return "an op after the close";
             if (op->kind == GEN_OP_WAIT && o->kind == GEN_PERIODIC) return "a drain of a running periodic timer";
+            if ((op->kind == GEN_OP_CANCEL_UNTRACKED || (op->kind == GEN_OP_RELEASE_CLOSE && op->a == 2)) &&
+                !never_severs(p, o->pool))
+                return "an untracked cancellation on a pool that may sever";
             if ((op->kind == GEN_OP_RELEASE_CLOSE) != (o->kind == GEN_GROUP)) return "a release of no group";
             if ((op->kind == GEN_OP_STOP_CLOSE || op->kind == GEN_OP_RELEASE_CLOSE) && o->owner != t)
                 return "a close by another thread than the owner";

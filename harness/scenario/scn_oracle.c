@@ -83,6 +83,18 @@ static void oracle_severed_repaired(run_state *run, uint64_t severed) {
     }
 }
 
+/* The same limitation's other face: an entry still owed a repair when its
+ * last object went (so not retired then) is repaired by the inline submit
+ * or a public tick, and is idle after; only the healer's tick retires an
+ * idle entry, and when the healer never started nothing does (generate
+ * seed 1, program 1142: a cancelling release with the healer's start
+ * failing, a public tick's repair, no healer).  Idle = no objects, nothing
+ * outstanding, not unhealed. */
+static bool idle_entry_with_no_healer(run_state *run, const tph_heal_entry_info *e) {
+    return !tph_heal_healer_running() && recorded(run, "healer-start-failed", -1) != 0 && e->objects == 0 &&
+           e->outstanding == 0 && !e->unhealed;
+}
+
 void scn_oracle_at_quiescence(run_state *run) {
     const scn_scenario *s = run->s;
     tph_heal_entry_info info[64];
@@ -139,6 +151,7 @@ void scn_oracle_after_teardown(run_state *run) {
         if (run->healer_key_known && info[i].key == run->healer_key) continue;
         p = scn_run_pool_index(run, info[i].key);
         if (p >= 0 && (((s->allow_unhealed | run->tolerated_unhealed) >> p) & 1)) continue;
+        if (idle_entry_with_no_healer(run, &info[i])) continue;
         scn_run_fail(run, "oracle: registry entry for pool %s remains after every object was closed "
                      "(objects %llu, outstanding %u, unhealed %d)",
                      p >= 0 ? s->pools[p].name : "(unnamed)", (unsigned long long)info[i].objects,
