@@ -258,7 +258,7 @@ int cmd_generate(const cli_exe *x, int argc, char **argv) {
             scn_json_u64(&j, "programs", done);
             scn_json_u64(&j, "runs", runs);
             scn_json_u64(&j, "failing_programs", failing);
-            scn_json_u64(&j, "seconds_x1000", (uint64_t)(secs * 1000.0));
+            scn_json_fixed(&j, "seconds", 2, secs);
             scn_json_end(&j);
         } else {
             printf("%s generate seed %llu: %llu programs, %llu runs, %llu failing; %.1f programs/s, %.0f schedules/s\n",
