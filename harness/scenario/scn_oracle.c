@@ -95,6 +95,27 @@ static bool idle_entry_with_no_healer(run_state *run, const tph_heal_entry_info 
            e->outstanding == 0 && !e->unhealed;
 }
 
+/* A cancellation owes its pool a repair stamped *after* the cancelling call
+ * (docs/architecture.md's rule table): the question the healer asks is
+ * whether the pool dispatched after the removal.  A mark before the call
+ * lets a repair that starts in between answer for a sever that had not
+ * happened; the pool then stays severed until the overdue retry, if any.
+ * So the last cancelling call on each pool is followed by a `cancelled`
+ * record for it -- on any schedule, as each thread makes its call and then
+ * its mark.  Untracked cancellations owe nothing. */
+static void oracle_marked_after_the_call(run_state *run) {
+    const scn_scenario *s = run->s;
+    size_t p;
+    if (s->outcome != SCN_OUTCOME_NORMAL || scenario_cancels_untracked(s)) return;
+    for (p = 0; p < s->npools && p < 64; p++) {
+        if (run->last_cancel_call_at[p] == 0 || run->last_cancel_call_at[p] < run->last_cancel_at[p]) continue;
+        if (recorded(run, "cancel-untracked", (int)p) != 0) continue;
+        scn_run_fail(run, "oracle: pool %s: no cancellation stamp after the cancelling call of record #%llu "
+                     "(a cancellation marks its pool after the call)",
+                     s->pools[p].name, (unsigned long long)run->last_cancel_call_at[p]);
+    }
+}
+
 void scn_oracle_at_quiescence(run_state *run) {
     const scn_scenario *s = run->s;
     tph_heal_entry_info info[64];
@@ -120,6 +141,7 @@ void scn_oracle_at_quiescence(run_state *run) {
             scn_run_fail(run, "oracle: pool %s has %u repairs outstanding at quiescence", name, info[i].outstanding);
     }
     oracle_one_healer(run);
+    oracle_marked_after_the_call(run);
     /* One read of the model for both severed-pool oracles: a read is a
      * section of the model's lock, scheduling points the corpus's pinned
      * runs (ci/golden) would see move. */

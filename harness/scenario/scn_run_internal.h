@@ -100,6 +100,10 @@ typedef struct run_state {
      * cancellation and the last repair start -- the true order, which the
      * stamps cannot give within one clock tick */
     uint64_t last_cancel_at[64], last_start_at[64];
+    /* per pool: position of the last native call that may remove a queued
+     * wait packet (WaitForThreadpoolWaitCallbacks or a group release, with
+     * cancel set): a cancellation marks its pool after it */
+    uint64_t last_cancel_call_at[64];
     uint64_t tolerated_unhealed;  /* pools whose entry may outlive their objects */
     /* trace tail ring */
     tail_rec tail[TRACE_TAIL];
