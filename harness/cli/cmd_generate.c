@@ -194,6 +194,8 @@ int cmd_generate(const cli_exe *x, int argc, char **argv) {
     double t0;
     int rc = parse(argc, argv, &o);
     if (rc) return rc;
+    /* programs are searched and shrunk by controlled runs: the model only */
+    if (!scn_pool_is_model() && !o.print) return bad("generate", "needs the model of the pool (tpheal-harness)");
     if (o.first > UINT64_MAX - o.programs) return bad("--first", "with --programs runs past 2^64");
     memset(&how, 0, sizeof how);
     how.strategies = o.strategies;
