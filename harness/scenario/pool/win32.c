@@ -97,6 +97,10 @@ bool scn_pool_severed_scan(const void *const *pools_os, size_t n, uint64_t *seve
     return false;
 }
 
+void scn_pool_watch_severing(scn_pool_sever_fn fn, void *ctx) {
+    (void)fn;
+    (void)ctx;
+}
 bool scn_pool_object_counts_get(const void *os, scn_pool_object_counts *out) {
     (void)os;
     (void)out;
