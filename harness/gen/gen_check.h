@@ -9,6 +9,7 @@
 
 #include "gen.h"
 #include "rt_sched.h"
+#include "scn_failure.h"
 #include "scn_run.h"
 
 /* How a program is searched: seeds first..first+seeds-1 of each strategy
@@ -31,10 +32,12 @@ typedef struct gen_failure {
 
 void gen_failure_free(gen_failure *);
 
-/* What makes two failures the same: the run's status and the first failed
- * check with its numbers and line positions taken out (a shrunk program
- * counts differently and its lines move; the check and the names stay). */
-char *gen_failure_signature(int status, const char *failures);
+/* What makes two failures the same while a program shrinks: the first
+ * failure's kind (scn_failure.h's table) and the run's status, and its
+ * message with the numbers taken out -- the names it gives stay as the
+ * program shrinks, while scn_failure_same's subject indices and lines move
+ * when an earlier object or line goes. */
+char *gen_failure_signature(int status, const scn_failures *list, const char *failures);
 
 /* Parses text (as file `path`) and runs the search; true and *out filled at
  * the first failing run (when `same` is given: the first whose signature is

@@ -17,11 +17,15 @@ void gen_failure_free(gen_failure *f) {
     memset(f, 0, sizeof *f);
 }
 
-char *gen_failure_signature(int status, const char *failures) {
+char *gen_failure_signature(int status, const scn_failures *list, const char *failures) {
     scn_text t = {0};
-    const char *s = failures ? failures : "", *nl = strchr(s, '\n');
-    size_t n = nl ? (size_t)(nl - s) : strlen(s), i;
-    scn_text_printf(&t, "status %d: ", status);
+    const char *s = failures ? failures : "", *nl;
+    size_t n, i;
+    if (list && list->n) s = list->v[0].message ? list->v[0].message : "";
+    nl = strchr(s, '\n');
+    n = nl ? (size_t)(nl - s) : strlen(s);
+    scn_text_printf(&t, "%s (status %d): ", scn_failure_kind_name(list && list->n ? list->v[0].kind : SCN_FAILURE_NONE),
+                    status);
     for (i = 0; i < n; i++) {
         bool starts = i == 0 || !(isalnum((unsigned char)s[i - 1]) || s[i - 1] == '_');
         if (isdigit((unsigned char)s[i]) && starts) {
@@ -58,7 +62,7 @@ static bool run_once(const scn_scenario *s, const scn_run_opts *ro, const char *
         return false;
     }
     if (!r.passed) {
-        char *sig = gen_failure_signature(r.status, r.failures);
+        char *sig = gen_failure_signature(r.status, &r.failure_list, r.failures);
         if (!same || strcmp(sig, same) == 0) {
             hit = true;
             out->how = *ro;
