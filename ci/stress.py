@@ -30,6 +30,7 @@ import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
+import stress_generate as G  # noqa: E402
 import stress_harness as H  # noqa: E402
 import stress_plan as P  # noqa: E402
 import stress_results as R  # noqa: E402
@@ -159,6 +160,10 @@ class Run:
         if self.faultloop_on():
             self.phase_faultloop()
         left = max(0.0, self.deadline - time.monotonic())
+        if G.enabled(self):
+            self.res.split["generate"] = round(left * G.GENERATE_SHARE, 1)
+            G.phase(self, left * G.GENERATE_SHARE)
+            left = max(0.0, self.deadline - time.monotonic())
         for i, mode in enumerate(modes):
             rest = sum(share[m] for m in modes[i:])
             secs = left * share[mode] / rest if rest else 0
@@ -180,7 +185,8 @@ class Run:
         split = ", ".join(f"{m} {share[m]:.0%}" for m in modes) or "no timed phase"
         print(f"stress: master seed {self.master}  (repeat: {again})", flush=True)
         print(f"stress: {len(self.scenarios)} scenarios, {a.seconds:g} s budget ({split}"
-              f"{', after the fault loop' if self.faultloop_on() else ''}), "
+              f"{', after the fault loop' if self.faultloop_on() else ''}"
+              f"{f' and {G.GENERATE_SHARE:.0%} of it generated programs' if G.enabled(self) else ''}), "
               f"{self.jobs} workers ({self.native_jobs} free-running), shard {self.shard}, harness {self.harness_rel}"
               f"{', real pool ' + rel(self.realpool) if self.realpool and 'real' in modes else ''}"
               f"{', via ' + ' '.join(self.wrapper) if self.wrapper else ''}"
@@ -503,6 +509,8 @@ class Run:
     def verdict(self) -> int:
         for line in mode_summary(self.res, self.planned):
             print(line)
+        if self.res.generate:
+            print(G.summary_line(self.res))
         n = self.res.failure_count()
         tot = self.res.total("controlled")
         cpu = self.res.cpu_seconds.get("controlled", 0)
@@ -720,7 +728,7 @@ def parse_args(argv):
     return a
 
 
-PHASES = ("faultloop",) + P.BATCH_MODES
+PHASES = ("faultloop", "generate") + P.BATCH_MODES
 
 
 def parse_modes(text):

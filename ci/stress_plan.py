@@ -27,7 +27,8 @@ GOLDEN = 0x9E3779B97F4A7C15
 # noise on the real Windows pool, a different system from the model native
 # runs on, so it gets its own stream too).
 MODE_TAG = {"controlled": 0x636F6E74726F6C00, "native": 0x6E61746976650000,
-            "real": 0x7265616C00000000, "faultloop": 0x6661756C74000000}
+            "real": 0x7265616C00000000, "faultloop": 0x6661756C74000000,
+            "generate": 0x67656E6572617465}
 
 # The batch modes, in the order their phases run.  "native" and "real" are
 # free-running (OS threads, real time): "native" drives the model of the pool

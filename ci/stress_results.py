@@ -109,6 +109,7 @@ class Results:
     errors: list = dataclasses.field(default_factory=list)     # harness problems (not verdicts)
     skipped: dict = dataclasses.field(default_factory=dict)    # name -> {mode: why}
     cpu_seconds: dict = dataclasses.field(default_factory=dict)  # mode -> CPU s of the harness
+    generate: dict = dataclasses.field(default_factory=dict)   # the generated phase (ci/stress_generate.py)
 
     def mode(self, scenario: str, mode: str) -> ModeStats:
         return self.scenarios.setdefault(scenario, {}).setdefault(mode, ModeStats())
@@ -135,7 +136,9 @@ class Results:
         return len(self.failures)
 
     def _faultloop_failures(self, scenario=None) -> int:
-        return sum(1 for f in self.failures if f.get("mode") == "faultloop"
+        """The phases that record one failure each: the fault loop's sites and
+        the generated phase's failing programs."""
+        return sum(1 for f in self.failures if f.get("mode") in ("faultloop", "generate")
                    and (scenario is None or f.get("scenario") == scenario))
 
     def scenario_failures(self, name: str) -> int:
@@ -168,6 +171,7 @@ class Results:
             "scenarios": {name: {m: s.to_json() for m, s in sorted(per.items())}
                           for name, per in sorted(self.scenarios.items())},
             "faultloop": self.faultloop,
+            "generate": self.generate,
             "skipped": self.skipped,
             "cpu_seconds": {k: round(v, 3) for k, v in self.cpu_seconds.items()},
             # failures_total counts every failing run; failures[] holds the
@@ -188,7 +192,7 @@ class Results:
                 phase_seconds=dict(d.get("phase_seconds", {})),
                 faultloop=dict(d.get("faultloop", {})), failures=list(d.get("failures", [])),
                 skipped=dict(d.get("skipped", {})), cpu_seconds=dict(d.get("cpu_seconds", {})),
-                errors=list(d.get("errors", [])))
+                errors=list(d.get("errors", [])), generate=dict(d.get("generate", {})))
         for name, per in d.get("scenarios", {}).items():
             for m, s in per.items():
                 r.scenarios.setdefault(name, {})[m] = ModeStats.from_json(s)

@@ -110,6 +110,17 @@ elif cmd == "stress-faultloop":
                           "status": "ok" if ok else "crash", "reason": "" if ok else "leak"}))
     print(json.dumps({"v": 1, "type": "faultloop-summary", "summary": True, "sites": 3, "per_kind": {"alloc": 3},
                       "complete": True}))
+elif cmd == "generate":
+    if os.environ.get("FAKE_GENFAIL"):
+        print(json.dumps({"v": 1, "type": "generate-failure", "seed": int(opt("--seed")), "index": 7,
+                          "program": opt("--out") + "/gen-x-7.scn", "signature": "status 0: oracle: fake",
+                          "strategy": "pct", "run_seed": 3, "replay": "%s replay --seed 3 gen-x-7.scn" % sys.argv[0],
+                          "shrunk_lines": 9, "shrink_runs": 40, "preemptions": 1,
+                          "shrunk_replay": "%s replay --schedule r1 gen-x-7-shrunk.scn" % sys.argv[0],
+                          "shrunk": "# purpose: generated program x/7, shrunk\n"}))
+    print(json.dumps({"v": 1, "type": "generate-summary", "seed": int(opt("--seed")), "programs": 12, "runs": 96,
+                      "failing_programs": 1 if os.environ.get("FAKE_GENFAIL") else 0, "seconds": 0.5}))
+    sys.exit(1 if os.environ.get("FAKE_GENFAIL") else 0)
 elif cmd == "run":
     mode = "real" if REAL else opt("--mode")
     sys.exit(1 if env_match("FAKE_REPRO", scen, mode) else 0)
@@ -394,6 +405,27 @@ def test_faultloop_failure_fails_the_run(fake):
     assert p.returncode == 1
     f = [x for x in results(fake)["failures"] if x["mode"] == "faultloop"]
     assert len(f) == 1 and f[0]["fault"] == "alloc:2" and "--only alloc:2" in f[0]["replay"]
+
+
+def test_generated_phase_has_its_share_and_its_failures_fail_the_run(fake):
+    """The generated phase (ci/stress_generate.py) runs on the clock, with a
+    seed derived from the master's, and a failing program is a failure of
+    the run with its replay commands in a failure file; --batches (the
+    driver's own replays of batches) leaves it out."""
+    p = run_fake(fake, "--seed", "5", "--no-faultloop", batches=0, seconds="2", env={"FAKE_GENFAIL": "1"})
+    assert p.returncode == 1, p.stdout + p.stderr
+    gen = calls(fake, "generate")
+    assert len(gen) == 1 and gen[0][gen[0].index("--seed") + 1] == str(P.splitmix64(5 ^ P.MODE_TAG["generate"]))
+    r = results(fake)
+    assert r["generate"]["programs"] == 12 and r["split_seconds"]["generate"] > 0
+    f = [x for x in r["failures"] if x["mode"] == "generate"]
+    assert len(f) == 1 and "replay --seed 3" in f[0]["replay"] and r["failures_total"] >= 1
+    text = (fake["tmp"] / f[0]["file"]).read_text() if not pathlib.Path(f[0]["file"]).is_absolute() \
+        else pathlib.Path(f[0]["file"]).read_text()
+    assert "replay --schedule r1 gen-x-7-shrunk.scn" in text
+    assert "stress: generate: 12 programs" in p.stdout
+    run_fake(fake, "--seed", "5", "--no-faultloop", out="o2")
+    assert len(calls(fake, "generate")) == 1
 
 
 def test_shards_run_disjoint_seeds_and_merge_sums_them(fake):

@@ -105,5 +105,6 @@ int cmd_run(const cli_exe *x, int argc, char **argv); /* run and verify */
 int cmd_replay(const cli_exe *x, int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_bench(const cli_exe *x, int argc, char **argv);
+int cmd_generate(const cli_exe *x, int argc, char **argv);
 
 #endif

@@ -75,6 +75,21 @@ static const command_help HELP[] = {
      "trace tail of a failing site on stderr; --trace prints every trace record of that run\n"
      "there instead of the tail.  --leak-check-each runs LeakSanitizer after every run (ASan\n"
      "build).  Exit 0 ran (verdicts in the JSON), 2 bad input, 4 the other build's scenario."},
+    {"generate", "generate [--seed S] [--programs N] [--first I] [--seeds K] [--seconds B]\n"
+                 "          [--strategy random|pct|both] [--depth D] [--out DIR] [--max-failures F]\n"
+                 "          [--shrink-runs M] [--no-shrink] [--print] [--json]",
+     "Programs nobody wrote (docs/generate.md): draws programs I..I+N-1 of master seed S\n"
+     "(default 0, 100 programs from 0), each a legal scenario over the public surface with no\n"
+     "expectation of its own, and runs each for K seeds (default 4) of each strategy (default\n"
+     "both) with every oracle of the runner.  A failing program is shrunk: delta debugging\n"
+     "over its threads, operations, objects, events, pools, knobs and faults while the same\n"
+     "failure persists, then the bounded search with the reduction at 0..3 preemptions for\n"
+     "its fewest-preemption schedule (M runs each, default 20000); the report prints the\n"
+     "shrunk scenario and the command that replays it.  --out DIR writes each failing\n"
+     "program and its shrunk form there (gen-S-I.scn, gen-S-I-shrunk.scn).  --seconds B\n"
+     "stops drawing after B wall seconds; --max-failures F after F failing programs (default\n"
+     "3).  --print prints the programs and runs nothing.  Exit 0 all passed, 1 a failure,\n"
+     "2 bad options."},
     {"help", "help [COMMAND]", "This text, or one command's."},
 };
 #define NHELP (sizeof HELP / sizeof HELP[0])

@@ -9,6 +9,7 @@
  *   tpheal-harness replay SEED-OR-SCHEDULE FILE  (tpheal-harness help replay)
  *   tpheal-harness list [DIR]
  *   tpheal-harness bench [--seeds N]
+ *   tpheal-harness generate --seed S --programs N [options]  (tpheal-harness help generate)
  *   tpheal-harness stress-batch ... / stress-faultloop ...  (ci/stress.py's)
  *   tpheal-harness help [COMMAND]   and   tpheal-harness COMMAND --help
  *
@@ -66,6 +67,7 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], "replay") == 0) return cmd_replay(&x, argc, argv);
     if (strcmp(argv[1], "list") == 0) return cmd_list(argc, argv);
     if (strcmp(argv[1], "bench") == 0) return cmd_bench(&x, argc, argv);
+    if (strcmp(argv[1], "generate") == 0) return cmd_generate(&x, argc, argv);
     if (strcmp(argv[1], "stress-batch") == 0) return tph_stress_batch_main(argc - 1, argv + 1, x.argv0, x.model_exe);
     if (strcmp(argv[1], "stress-faultloop") == 0) return tph_stress_faultloop_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "--version") == 0) {

@@ -20,14 +20,22 @@ static void exec_block(exec_ctx *, const scn_block *);
  * while the word's QUIET bit is set is a failure of the core.  Any arm
  * begun clears it, before the core is called: an arm racing the stop may
  * land after the stop's end and legitimately run, and so may one still in
- * flight when the stop returns (the stop then leaves the bit clear).
+ * flight when the stop returns (the stop then leaves the bit clear).  The
+ * stop sets STOPPING when it begins and any arm begun clears it, so the stop
+ * sets QUIET only when no arm began while it ran: an arm made whole between
+ * the core's stop ending and the runner noting the return (generate seed 1,
+ * program 1588: the core's stop had let go, another thread's arm went
+ * through, and only then did the runner mark the stop) may run.
+ * Only kinds whose stop refuses arms (scn_kind_ops.stop_refuses_arms): a
+ * work object's stop is its drain.
  * Kept in the runner's atomics, not under the run's lock: a lock is a
  * scheduling point, and the oracle must change no schedule.  Announced to
  * the bounded search (rt_access), which must order the word's accesses: a
  * callback's read against the stop that set the bit is the race the oracle
  * exists to judge. */
 #define STOP_QUIET 1u
-#define STOP_ARM 2u
+#define STOP_STOPPING 2u
+#define STOP_ARM 4u
 
 static bool is_arm(scn_op_kind kind) { return kind == SCN_OP_SUBMIT || kind == SCN_OP_ARM; }
 
@@ -36,18 +44,29 @@ static void stop_oracle_arm(run_state *run, int obj, bool begin) {
     uint32_t old = SCN_ATOMIC_LOAD(w);
     rt_access(w, RT_WRITE);
     if (begin) {
-        while (!scn_atomic_cas(w, &old, (old + STOP_ARM) & ~STOP_QUIET)) {
+        while (!scn_atomic_cas(w, &old, (old + STOP_ARM) & ~(STOP_QUIET | STOP_STOPPING))) {
         }
     } else {
         SCN_ATOMIC_ADD(w, (uint32_t)0 - STOP_ARM);
     }
 }
 
+static void stop_oracle_stop_begin(run_state *run, int obj) {
+    volatile uint32_t *w = &run->objs[obj].stop_word;
+    uint32_t old;
+    if (!scn_kind(run->s->objs[obj].kind)->stop_refuses_arms) return;
+    old = SCN_ATOMIC_LOAD(w);
+    rt_access(w, RT_WRITE);
+    while (!scn_atomic_cas(w, &old, old | STOP_STOPPING)) {
+    }
+}
+
 static void stop_oracle_stopped(run_state *run, int obj) {
     volatile uint32_t *w = &run->objs[obj].stop_word;
     uint32_t old = SCN_ATOMIC_LOAD(w);
+    if (!scn_kind(run->s->objs[obj].kind)->stop_refuses_arms) return;
     rt_access(w, RT_WRITE);
-    while (old < STOP_ARM && !scn_atomic_cas(w, &old, old | STOP_QUIET)) {
+    while (old < STOP_ARM && (old & STOP_STOPPING) && !scn_atomic_cas(w, &old, old | STOP_QUIET)) {
     }
 }
 
@@ -185,6 +204,7 @@ static int exec_op(exec_ctx *c, const scn_op *op) {
     }
     if (in_flight) scn_reach_enter(&run->reach, c->actor);
     if (is_arm(op->kind)) stop_oracle_arm(run, op->obj, true);
+    if (op->kind == SCN_OP_STOP_AND_DRAIN) stop_oracle_stop_begin(run, op->obj);
     switch (op->kind) {
     case SCN_OP_CREATE: e = scn_exec_create(run, op->obj); break;
     case SCN_OP_SUBMIT: e = tph_work_submit((tph_work *)h); break;

@@ -51,6 +51,9 @@
     X(ORACLE_UNHEALED, "oracle-unhealed", false)                                                                   \
     X(ORACLE_OUTSTANDING, "oracle-outstanding", false)                                                             \
     X(ORACLE_SEVERED, "oracle-severed", false)                                                                     \
+    X(ORACLE_SEVERED_LEFT, "oracle-severed-left", false) /* a tracked sever with no repair after it */             \
+    X(ORACLE_MARK_ORDER, "oracle-mark-order", false) /* a cancellation marked before its cancelling call */        \
+    X(ORACLE_HEALERS, "oracle-healers", false)   /* not exactly one healer a process */                            \
     X(ORACLE_REGISTRY_LEFT, "oracle-registry-left", false)                                                         \
     X(ORACLE_CALLBACKS_UNSEEN, "oracle-callbacks-unseen", false) /* the pool ran more than the scenario saw */      \
     X(ORACLE_WORK_ARMS, "oracle-work-arms", false)                                                                 \

@@ -14,7 +14,14 @@
 /* What the hook needs to know about an event name: its trace point index
  * (-1 when the scenario language has none) and whether it is one of the
  * events the hook treats specially. */
-typedef enum ev_special { EV_PLAIN, EV_STALE_TICK, EV_CANCELLED, EV_REPAIR_STARTED, EV_HEALER_STARTED } ev_special;
+typedef enum ev_special {
+    EV_PLAIN,
+    EV_STALE_TICK,
+    EV_CANCELLED,
+    EV_REPAIR_STARTED,
+    EV_HEALER_STARTED,
+    EV_CANCELLING_CALL /* the native calls that may remove a queued wait packet (with b = 1) */
+} ev_special;
 typedef struct ev_info {
     const char *ev;
     int point;
@@ -41,7 +48,9 @@ static ev_info classify(const char *ev) {
                 : strcmp(ev, "cancelled") == 0        ? EV_CANCELLED
                 : strcmp(ev, "repair-started") == 0   ? EV_REPAIR_STARTED
                 : strcmp(ev, "healer-started") == 0   ? EV_HEALER_STARTED
-                                                      : EV_PLAIN;
+                : strcmp(ev, "WaitForThreadpoolWaitCallbacks") == 0 || strcmp(ev, "CloseThreadpoolCleanupGroupMembers") == 0
+                    ? EV_CANCELLING_CALL
+                    : EV_PLAIN;
     return i;
 }
 
@@ -118,6 +127,16 @@ static void count_up(run_state *run, int pt, int pool) {
     run->counts[slot]++;
 }
 
+/* A cancelling call on object i can remove a packet: a wait, or a group
+ * with a member still open (a release of an empty group marks nothing). */
+static bool removes_something(const run_state *run, int i) {
+    size_t j;
+    if (run->s->objs[i].kind != SCN_OBJ_GROUP) return true;
+    for (j = 0; j < run->s->nobjs; j++)
+        if (run->s->objs[j].group == i && run->objs[j].created && !run->objs[j].dead) return true;
+    return false;
+}
+
 void scn_hook_record(const tph_trace_record *rec, void *ctx) {
     run_state *run = (run_state *)ctx;
     int pt, pool = -1;
@@ -162,6 +181,16 @@ void scn_hook_record(const tph_trace_record *rec, void *ctx) {
                 rt_access(&run->objs[i], RT_WRITE); /* the object's bookkeeping (scn_exec.c) */
                 run->objs[i].swallowed++;
             }
+    }
+    if (ei.special == EV_CANCELLING_CALL && rec->b == 1) {
+        /* Where the last removal that may sever each pool was made, for
+         * the mark-after-the-call oracle (scn_oracle.c).  Not announced: its
+         * verdict rests on each thread's own order of call and mark, which
+         * no interleaving changes. */
+        for (i = 0; i < run->s->nobjs; i++)
+            if (run->objs[i].os && (uintptr_t)run->objs[i].os == (uintptr_t)rec->a && run->s->objs[i].pool < 64 &&
+                removes_something(run, (int)i))
+                run->last_cancel_call_at[run->s->objs[i].pool] = run->tail_n;
     }
     if (pt < 0) {
         rt_lock_release(&run->lock);

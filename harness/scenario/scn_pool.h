@@ -67,6 +67,9 @@ uint64_t scn_pool_stalls(const void *pool_os); /* times it severed (`require sev
 typedef void (*scn_pool_sever_fn)(void *ctx, const void *pool_os, bool severed, uint32_t queued);
 void scn_pool_watch_severing(scn_pool_sever_fn fn, void *ctx);
 bool scn_pool_any_severed_with_queued(void);
+/* The same answer, and bit i of *severed set when pools_os[i] (NULL: the
+ * default pool) is severed, read at once (the model: one section of its lock). */
+bool scn_pool_severed_scan(const void *const *pools_os, size_t n, uint64_t *severed);
 
 /* What the pool itself counted for one object (os: the core's handle id or
  * OS handle, see the runner).  False when the backend cannot tell. */

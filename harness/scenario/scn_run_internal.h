@@ -122,6 +122,10 @@ typedef struct run_state {
      * cancellation and the last repair start -- the true order, which the
      * stamps cannot give within one clock tick */
     uint64_t last_cancel_at[64], last_start_at[64];
+    /* per pool: position of the last native call that may remove a queued
+     * wait packet (WaitForThreadpoolWaitCallbacks or a group release, with
+     * cancel set): a cancellation marks its pool after it */
+    uint64_t last_cancel_call_at[64];
     uint64_t tolerated_unhealed;  /* pools whose entry may outlive their objects */
     /* trace tail ring */
     tail_rec tail[TRACE_TAIL];
@@ -263,6 +267,10 @@ typedef struct scn_kind_ops {
     /* Whether the pool runs callbacks for it, and the oracle on its
      * callbacks against its arms (NULL: none; scn_oracle.c). */
     bool has_callbacks;
+    /* Its stop_and_drain refuses arms until it returns, so nothing of it
+     * may run after the stop (the stop oracle, scn_exec.c); a work
+     * object's is its drain (work.h) and promises only that. */
+    bool stop_refuses_arms;
     void (*check_arms)(run_state *run, const scn_obj *o, const obj_state *st, bool counted,
                        const scn_pool_object_counts *os);
 } scn_kind_ops;

@@ -179,6 +179,10 @@ uint32_t sim_pool_count(void);
 tph_os_pool *sim_pool_at(uint32_t index); /* index 0 -> NULL (default pool) */
 /* True when some pool is severed with callbacks queued (the bug, observable). */
 bool sim_any_pool_severed_with_queued(void);
+/* The same answer, and in one section of the model lock (so the oracles
+ * that read both take the scheduling points of one read): bit i of
+ * *severed set when pools[i] (NULL: the default pool) is severed now. */
+bool sim_severed_scan(tph_os_pool *const *pools, size_t n, uint64_t *severed);
 /* Holds the pool's worker factory: while held it creates no worker (idle
  * workers are still woken), modelling slow thread creation.  A hold is how a
  * test or scenario keeps a packet queued on a cold pool on real threads.

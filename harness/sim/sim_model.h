@@ -73,6 +73,7 @@ struct sim_obj {
     uint32_t queued, running;
     uint64_t run_count, cancelled, group_cancel_calls;
     rt_waitq idle_q; /* woken when running drops to 0 */
+    uint32_t drainers;        /* threads in sim_wait_callbacks on idle_q (a drop wakes them) */
 
     /* waits and timers */
     bool armed;

@@ -218,6 +218,9 @@ uint32_t sim_drop_packets(sim_obj *o) {
     o->queued -= n;
     o->cancelled += n;
     pool->nqueued -= n;
+    /* A drain (WaitFor*Callbacks(FALSE)) waiting on these packets has
+     * nothing left to wait for: they will never run. */
+    if (n && o->drainers && o->running == 0 && o->queued == 0) rt_wake_all(&o->idle_q);
     return n;
 }
 
@@ -290,7 +293,9 @@ void sim_maybe_free(sim_obj *o) {
 
 void sim_wait_callbacks(sim_obj *o, bool include_queued, const char *what, sim_hb_edge edge) {
     sim_touch_obj(o);
+    o->drainers++;
     while (!P->shutdown && (o->running || (include_queued && o->queued))) sim_wait_about(&o->idle_q, RT_FOREVER, what, o);
+    o->drainers--;
     sim_hb_acquire(edge, &o->hb[edge]);
 }
 
@@ -426,6 +431,23 @@ bool sim_any_pool_severed_with_queued(void) {
     for (uint32_t i = 0; i < P->nobjs && !any; i++) {
         sim_obj *o = P->objs[i];
         any = o->kind == SIM_OBJ_POOL && o->severed && o->nqueued > 0;
+    }
+    sim_unlock();
+    return any;
+}
+
+bool sim_severed_scan(tph_os_pool *const *pools, size_t n, uint64_t *severed) {
+    sim_need_process("sim_severed_scan");
+    sim_lock();
+    bool any = false;
+    *severed = 0;
+    for (uint32_t i = 0; i < P->nobjs && !any; i++) {
+        sim_obj *o = P->objs[i];
+        any = o->kind == SIM_OBJ_POOL && o->severed && o->nqueued > 0;
+    }
+    for (size_t i = 0; i < n && i < 64; i++) {
+        sim_obj *p = sim_obj_from_handle(pools[i], SIM_OBJ_POOL);
+        if (p && p->severed) *severed |= 1ull << i;
     }
     sim_unlock();
     return any;

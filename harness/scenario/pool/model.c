@@ -96,6 +96,14 @@ void scn_pool_watch_severing(scn_pool_sever_fn fn, void *ctx) { sim_set_sever_wa
 
 bool scn_pool_any_severed_with_queued(void) { return sim_any_pool_severed_with_queued(); }
 
+bool scn_pool_severed_scan(const void *const *pools_os, size_t n, uint64_t *severed) {
+    tph_os_pool *h[64];
+    size_t i;
+    if (n > 64) n = 64;
+    for (i = 0; i < n; i++) h[i] = (tph_os_pool *)(uintptr_t)pools_os[i];
+    return sim_severed_scan(h, n, severed);
+}
+
 bool scn_pool_object_counts_get(const void *os, scn_pool_object_counts *out) {
     sim_object_stats st;
     if (!os || !sim_object_stats_get(os, &st)) return false;

@@ -91,6 +91,12 @@ uint64_t scn_pool_stalls(const void *pool_os) {
 /* Not observable on the real pool: the oracle that asks is skipped there. */
 bool scn_pool_any_severed_with_queued(void) { return false; }
 
+bool scn_pool_severed_scan(const void *const *pools_os, size_t n, uint64_t *severed) {
+    (void)pools_os, (void)n;
+    *severed = 0;
+    return false;
+}
+
 void scn_pool_watch_severing(scn_pool_sever_fn fn, void *ctx) {
     (void)fn;
     (void)ctx;
