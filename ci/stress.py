@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import pathlib
+import re
 import shlex
 import sys
 import threading
@@ -424,9 +425,8 @@ class Run:
             if n >= MAX_FAILURE_FILES:
                 return
             self.files_written[key] = n + 1
-            stem = pathlib.Path(entry["scenario"]).stem
             seed = entry["seed"]
-            name = f"{stem}-{entry['mode']}-{seed if seed is not None else 'batch' + str(entry['batch'])}.txt"
+            name = failure_file_name(entry)
             entry["file"] = rel(self.fail_dir / name)
         text = failure_text(entry, self.master)
         (self.fail_dir / name).write_text(text)
@@ -556,6 +556,21 @@ def mode_summary(res: R.Results, planned) -> list[str]:
                                      sorted(why_count.items(), key=lambda kv: (-kv[1], kv[0])))
         lines.append(line)
     return lines
+
+
+def failure_file_name(entry: dict) -> str:
+    """One file per failure: the fault loop runs every site of a scenario
+    from one seed, so a name of scenario, mode and seed alone made its
+    failures (alloc:5, alloc:6, pool-create:1, ...) overwrite one file that
+    kept only the last; the site and its n are part of the name there."""
+    stem = pathlib.Path(entry["scenario"]).stem
+    seed = entry["seed"]
+    which = seed if seed is not None else "batch" + str(entry["batch"])
+    fault = entry.get("fault", "")
+    if fault:
+        site = re.sub(r"[^A-Za-z0-9]+", "-", fault.split(" ")[0]).strip("-")
+        which = f"{which}-{site}" + ("-last" if " " in fault else "")
+    return f"{stem}-{entry['mode']}-{which}.txt"
 
 
 def shjoin(words) -> str:

@@ -103,7 +103,9 @@ if cmd == "stress-batch":
                       "hashes": ["%016x" % (s % 97) for s in seeds] if mode == "controlled" else []}))
 elif cmd == "stress-faultloop":
     for k in range(3):
-        ok = not env_match("FAKE_FAULTFAIL", scen, "faultloop") or k != 1
+        # FAKE_FAULTNTH: which sites fail (default the 2nd)
+        failing = os.environ.get("FAKE_FAULTNTH", "2").split(",")
+        ok = not env_match("FAKE_FAULTFAIL", scen, "faultloop") or str(k + 1) not in failing
         print(json.dumps({"v": 1, "type": "fault-site", "kind": "alloc", "nth": k + 1, "fired": True, "ok": ok,
                           "status": "ok" if ok else "crash", "reason": "" if ok else "leak"}))
     print(json.dumps({"v": 1, "type": "faultloop-summary", "summary": True, "sites": 3, "per_kind": {"alloc": 3},
@@ -381,6 +383,22 @@ def test_faultloop_failure_fails_the_run(fake):
     assert p.returncode == 1
     f = [x for x in results(fake)["failures"] if x["mode"] == "faultloop"]
     assert len(f) == 1 and f[0]["fault"] == "alloc:2" and "--only alloc:2" in f[0]["replay"]
+
+
+def test_every_faultloop_failure_keeps_its_own_file(fake):
+    """Two failing sites of one scenario, one seed: each (scenario, site, n)
+    has its own failure file naming it (one file per seed kept only the
+    last of them)."""
+    p = run_fake(fake, "--seed", "5", env={"FAKE_FAULTFAIL": "alpha", "FAKE_FAULTNTH": "2,3"})
+    assert p.returncode == 1
+    f = [x for x in results(fake)["failures"] if x["mode"] == "faultloop"]
+    assert sorted(x["fault"] for x in f) == ["alloc:2", "alloc:3"]
+    files = [fake["tmp"] / x["file"] for x in f]
+    assert len(set(files)) == 2, files
+    for x, path in zip(f, files):
+        text = path.read_text()
+        assert f"fault:     {x['fault']}" in text and f"--only {x['fault']}" in text, text
+    assert len(list((fake["tmp"] / "out" / "failures").glob("*faultloop*"))) == 2
 
 
 def test_shards_run_disjoint_seeds_and_merge_sums_them(fake):
