@@ -31,6 +31,7 @@ import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
+import stress_alloc as A  # noqa: E402
 import stress_harness as H  # noqa: E402
 import stress_plan as P  # noqa: E402
 import stress_results as R  # noqa: E402
@@ -145,12 +146,14 @@ class Run:
             if "TSAN_OPTIONS" not in os.environ:
                 self.race_env["TSAN_OPTIONS"] = "halt_on_error=0:exitcode=66:second_deadlock_stack=1"
         self.lock = threading.Lock()
+        self.cond = threading.Condition(self.lock)  # a controlled batch waits for its lagged outcomes
         self.res = R.Results(master_seed=self.master, shards=[str(self.shard)],
                              sanitize=args.sanitize or "", budget_seconds=args.seconds)
         self.files_written: dict = {}
         self.pct_steps: dict = {}   # scenario -> PCT k (largest choice_points seen)
         self.skipped: dict = {}     # (scenario, mode) -> why the harness declined it
         self.bad_input: set = set()  # scenarios the harness could not read (reported once)
+        self.sampled: dict = {}     # scenario -> why it says it is sampled (its batches say)
         self.jobs = max(1, args.jobs)
         self.native_jobs = max(1, args.native_jobs or 4 * self.jobs)
         self.progress = Progress(sys.stderr, self.res, self.lock)
@@ -174,6 +177,9 @@ class Run:
             self.phase_batches(mode, time.monotonic() + secs)
             left = max(0.0, self.deadline - time.monotonic())
         self.progress.stop()
+        if "controlled" in modes:
+            self.res.plan["unrun"] = self.res.unrun(self.scenarios, P.ROTATION)
+            self.res.plan["sampled"] = dict(sorted(self.sampled.items()))
         R.write(self.res, self.out / "results.json")
         print(R.table(self.res))
         return self.verdict()
@@ -207,13 +213,35 @@ class Run:
             t.join()
 
     def phase_batches(self, mode: str, until: float):
-        src = P.BatchSource(self.master, mode, self.scenarios, self.shard)
+        adaptive = mode == "controlled"
+        src = A.AdaptiveSource(self.master, self.scenarios, self.shard) if adaptive else \
+            P.BatchSource(self.master, mode, self.scenarios, self.shard)
         self.progress.start(mode, until, self.deadline)
         start = time.monotonic()
 
         # --batches N: exactly N batches per mode, whatever the clock says
         # (replaying the start of a shard; the driver's own tests).
         quota = [self.args.batches] if self.args.batches else None
+        first_ms = BATCH_MS if quota is not None or not adaptive else \
+            self.plan_first_pass(src, until - start)
+
+        def unusable(b) -> bool:
+            return (b.scenario, mode) in self.skipped or b.scenario in self.bad_input
+
+        def take():
+            """The next batch to run (lock held), None when there is none."""
+            while True:
+                if adaptive:
+                    src.excluded = {s for s, m in self.skipped if m == mode} | self.bad_input
+                    while not src.ready():
+                        self.cond.wait(0.5)
+                if len({s for s, m in self.skipped if m == mode} | self.bad_input) == len(self.scenarios):
+                    return None
+                b = src.take()
+                if b is None or not unusable(b):
+                    return b
+                if adaptive:
+                    src.done(b, 0, 0.0)
 
         def worker():
             while True:
@@ -225,19 +253,25 @@ class Run:
                         if quota[0] <= 0:
                             return
                         quota[0] -= 1
-                    b = src.take()
-                    while (b.scenario, mode) in self.skipped or b.scenario in self.bad_input:
-                        if len({s for s, m in self.skipped if m == mode} | self.bad_input) \
-                                == len(self.scenarios):
-                            return
-                        b = src.take()
+                    first = adaptive and src.in_first_pass()
+                    b = take()
+                    if b is None:
+                        return
                     k = self.pct_steps.get(b.scenario, PCT_STEPS_UNMEASURED)
-                slice_ms = BATCH_MS if quota is not None else min(BATCH_MS, int((until - now) * 1000))
+                    if adaptive:
+                        self.sampled_seen(src)
+                want = first_ms if first or quota is not None else A.ALLOC_BATCH_MS
+                slice_ms = want if quota is not None else min(want, int((until - now) * 1000))
                 # A free-running run cannot stop early: one longer than what
                 # is left of the phase is declined by the harness (skipped).
                 run_ms = 0 if mode not in P.FREE_RUNNING or quota is not None else \
                     max(1, int((until - now) * 1000))
-                self.run_batch(b, slice_ms, k, run_ms)
+                t = time.monotonic()
+                new = self.run_batch(b, slice_ms, k, run_ms)
+                if adaptive:
+                    with self.cond:
+                        src.done(b, new, time.monotonic() - t)
+                        self.cond.notify_all()
 
         # A free-running run mostly sleeps: the scenario's settle times are
         # real time there (about 2 s a run against ~0.1 s of CPU), so more
@@ -246,6 +280,27 @@ class Run:
         self.workers(worker, self.native_jobs if mode in P.FREE_RUNNING else self.jobs)
         self.res.phase_seconds[mode] = time.monotonic() - start
         self.res.cpu_seconds[mode] = children_cpu() - cpu0
+
+    def plan_first_pass(self, src, phase_s: float) -> int:
+        """The first pass's batch length from the phase's budget; a budget too
+        short for every pair says so, with the budget that would do."""
+        n = src.cycle_len
+        ms = A.first_pass_ms(phase_s, self.jobs, n)
+        cov = A.covered(phase_s, self.jobs, n)
+        plan = {"pairs": n, "first_pass_ms": ms, "pairs_in_budget": cov}
+        if cov < n:
+            before = time.monotonic() - self.t0
+            share = self.res.split.get("controlled", 0) / max(1e-9, self.args.seconds - before)
+            need = A.seconds_needed(n, self.jobs, share or 1.0, before)
+            plan["seconds_needed"] = round(need, 1)
+            print(f"stress: controlled: {phase_s:.1f} s give {cov} of {n} (scenario, strategy, depth) "
+                  f"pairs a {A.MIN_BATCH_MS} ms batch; every pair needs a budget of about "
+                  f"{need:.0f} s (STRESS_SECONDS={int(need) + 1})", flush=True)
+        self.res.plan = plan
+        return ms
+
+    def sampled_seen(self, src):
+        src.sampled = set(self.sampled)
 
     def exe_for(self, scenario: str, mode: str = "") -> pathlib.Path:
         if mode == "real":
@@ -284,7 +339,9 @@ class Run:
         know the exec wrapper it was run through, so that is put in front."""
         return " ".join([shjoin(self.wrapper), command]) if self.wrapper else command
 
-    def run_batch(self, b: P.Batch, max_ms: int, pct_steps: int, max_run_ms: int = 0):
+    def run_batch(self, b: P.Batch, max_ms: int, pct_steps: int, max_run_ms: int = 0) -> int:
+        """Runs batch b; returns how many behaviour classes it found that
+        its scenario had not shown before (the allocation's yield)."""
         # A batch stops itself after max_ms; one run may still be long (the
         # native mode waits out real timers), so allow a generous margin.
         t = time.monotonic()
@@ -305,17 +362,24 @@ class Run:
                     self.res.errors.append({"problem": f"{rel(self.realpool)} ran on pool "
                                                        f"{d.get('pool')!r}, not win32",
                                             "pool_mismatch": True})
-            return
+            return 0
         if d.get("skipped"):
             with self.lock:  # the time left only shrinks: skipped for good
                 self.skipped[(b.scenario, b.mode)] = d["skipped"]
                 self.res.skipped.setdefault(b.scenario, {})[b.mode] = d["skipped"]
-            return
+            return 0
         with self.lock:
             st = self.res.mode(b.scenario, b.mode)
+            before = st.distinct_classes()
             hashes = [int(h, 16) for h in d.get("hashes", [])]
             st.add_batch(d.get("runs", 0), d.get("failures_total", len(fails)),
-                         d.get("steps", 0), secs, d.get("max_choice_points", 0), hashes)
+                         d.get("steps", 0), secs, d.get("max_choice_points", 0), hashes,
+                         [int(h, 16) for h in d.get("classes", [])])
+            new = st.distinct_classes() - before
+            if b.mode == "controlled":
+                self.res.add_pair(b.scenario, b.strategy, b.depth, d.get("runs", 0), new)
+                if d.get("sampled"):
+                    self.sampled[b.scenario] = d["sampled"]
             if b.mode == "controlled" and d.get("max_choice_points", 0) > self.pct_steps.get(b.scenario, 0):
                 self.pct_steps[b.scenario] = d["max_choice_points"]
         for f in fails:
@@ -324,9 +388,10 @@ class Run:
             if o.returncode == 2:  # bad input: the scenario does not parse
                 with self.lock:
                     if b.scenario in self.bad_input:
-                        return
+                        return new
                     self.bad_input.add(b.scenario)
             self.record_broken_batch(b, o, cmd, pct_steps)
+        return new
 
     # ---- failures -----------------------------------------------------------
     def record(self, b: P.Batch, f: dict, pct_steps: int):
@@ -503,6 +568,8 @@ class Run:
     def verdict(self) -> int:
         for line in mode_summary(self.res, self.planned):
             print(line)
+        for line in coverage_summary(self.res, len(self.scenarios) * len(P.ROTATION)):
+            print(line)
         n = self.res.failure_count()
         tot = self.res.total("controlled")
         cpu = self.res.cpu_seconds.get("controlled", 0)
@@ -571,6 +638,29 @@ def failure_file_name(entry: dict) -> str:
         site = re.sub(r"[^A-Za-z0-9]+", "-", fault.split(" ")[0]).strip("-")
         which = f"{which}-{site}" + ("-last" if " " in fault else "")
     return f"{stem}-{entry['mode']}-{which}.txt"
+
+
+def coverage_summary(res: R.Results, npairs: int) -> list[str]:
+    """The controlled phase's coverage: pairs run, behaviour classes, and
+    every scenario that got no run, by name (a 20 s run once left 29 of 59
+    scenarios without a controlled run and said nothing)."""
+    un = res.plan.get("unrun")
+    if un is None:
+        return []
+    tot = res.total("controlled")
+    lines = [f"stress: controlled: {npairs - len(un['pairs'])} of {npairs} (scenario, strategy, depth) "
+             f"pairs ran; {tot.distinct_classes():,} behaviour classes, "
+             f"{tot.distinct():,} distinct schedules"]
+    if un["scenarios"]:
+        lines.append(f"stress: WARNING: {len(un['scenarios'])} scenarios had no controlled run: "
+                     f"{', '.join(un['scenarios'])} (results.json: plan.unrun)")
+    elif un["pairs"]:
+        lines.append(f"stress: WARNING: {len(un['pairs'])} pairs had no controlled run: "
+                     f"{', '.join(un['pairs'][:8])}{', ...' if len(un['pairs']) > 8 else ''} "
+                     "(results.json: plan.unrun)")
+    if "seconds_needed" in res.plan:
+        lines.append(f"stress: every pair needs a budget of about {res.plan['seconds_needed']:.0f} s")
+    return lines
 
 
 def shjoin(words) -> str:

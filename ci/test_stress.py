@@ -835,3 +835,106 @@ def test_pct_batches_and_replay_lines_carry_k_even_before_it_is_measured(fake):
     for f in results(fake)["failures"]:
         if f["strategy"] == "pct":
             assert f"--pct-steps {f['pct_steps']}" in f["replay"] and f["pct_steps"] > 0, f
+
+
+# ---- where the controlled budget goes (ci/stress_alloc.py) -------------------
+import stress_alloc as A  # noqa: E402
+
+CORPUS59 = [f"s{i:02d}.scn" for i in range(59)]
+
+
+def controlled_phase(budget: float, before: float = 1.0) -> float:
+    """The controlled phase of a Linux run: 80% of what the fault loop left."""
+    return (budget - before) * P.plan_shares(False)["controlled"]
+
+
+@pytest.mark.parametrize("budget", [10, 20, 60, 600])
+def test_every_pair_fits_in_any_budget_of_10_s_or_more(budget):
+    n = len(A.pairs(CORPUS59))
+    assert n == 59 * 4
+    phase = controlled_phase(budget)
+    ms = A.first_pass_ms(phase, 2, n)
+    assert A.MIN_BATCH_MS <= ms <= A.MAX_BATCH_MS
+    assert A.covered(phase, 2, n) == n
+    # the fixed plan's one-second batches reached 29 scenarios of 59 at 20 s
+    assert A.seconds_needed(n, 2, 0.8, 1.0) < 10
+
+
+def test_a_budget_too_short_says_how_long_it_needs():
+    n = len(A.pairs(CORPUS59))
+    phase = controlled_phase(3)
+    assert A.covered(phase, 2, n) < n
+    need = A.seconds_needed(n, 2, 0.8, 1.0)
+    assert 3 < need < 10
+    assert A.covered(controlled_phase(need), 2, n) == n
+
+
+def test_first_pass_leaves_half_the_phase_to_the_allocation_when_it_can():
+    n = len(A.pairs(CORPUS59))
+    phase = controlled_phase(60)
+    ms = A.first_pass_ms(phase, 2, n)
+    assert abs(ms * n / (phase * 1000 * 2) - A.FIRST_PASS_SHARE) < 0.01
+
+
+def feed(src, outcome, batches):
+    """Runs `batches` batches of src in order, each outcome(pair) = (new, seconds)."""
+    got = []
+    for _ in range(batches):
+        assert src.ready()
+        b = src.take()
+        got.append(b)
+        src.done(b, *outcome(A.Pair(b.scenario, b.strategy, b.depth)))
+    return got
+
+
+def test_first_pass_covers_every_pair_then_the_allocation_follows_the_yield():
+    scen = ["a", "b", "c"]
+    src = A.AdaptiveSource(9, scen, P.Shard(1, 1))
+    hot = A.Pair("b", "pct", 2)
+    bs = feed(src, lambda p: (50, 0.1) if p == hot else (0, 0.1), 12 + 400)
+    first = {(b.scenario, b.strategy, b.depth) for b in bs[:12]}
+    assert first == {(s, st, d) for s in scen for st, d in P.ROTATION}
+    later = [(b.scenario, b.strategy, b.depth) for b in bs[12:]]
+    share = later.count(("b", "pct", 2)) / len(later)
+    assert share > 0.8, share
+    # every other pair keeps its token share (10% over 12 pairs: ~3 of 400)
+    assert len(set(later)) >= 8
+
+
+def test_allocation_is_a_function_of_master_seed_and_outcomes_only():
+    def run(master, outcome):
+        src = A.AdaptiveSource(master, ["a", "b", "c"], P.Shard(1, 1))
+        return [(b.k, b.scenario, b.strategy, b.depth, b.base) for b in feed(src, outcome, 60)]
+    yields = lambda p: ((7 if p.scenario == "a" else 1), 0.2)  # noqa: E731
+    assert run(3, yields) == run(3, yields)
+    assert run(3, yields) != run(4, yields)
+
+
+def test_sampled_scenarios_get_the_larger_share():
+    src = A.AdaptiveSource(5, ["a", "b"], P.Shard(1, 1), sampled={"b"})
+    bs = feed(src, lambda p: (1, 0.1), 8 + 400)
+    later = [b.scenario for b in bs[8:]]
+    assert later.count("b") > 2.5 * later.count("a"), (later.count("a"), later.count("b"))
+
+
+def test_adaptive_shards_stay_disjoint_and_each_makes_a_first_pass():
+    seen = {}
+    for i in (1, 2, 3):
+        src = A.AdaptiveSource(7, ["a", "b", "c", "d"], P.Shard(i, 3))
+        bs = feed(src, lambda p: (1, 0.1), 50)
+        assert {(b.scenario, b.strategy, b.depth) for b in bs[:16]} == \
+            {(s, st, d) for s in "abcd" for st, d in P.ROTATION}
+        for b in bs:
+            assert b.k not in seen and b.base not in seen.values()
+            seen[b.k] = b.base
+
+
+def test_a_scenario_with_no_controlled_run_is_named(fake):
+    p = run_fake(fake, "--seed", "4", "--no-faultloop", "--modes", "controlled", "--jobs", "1",
+                 env={"FAKE_SKIP": "beta,controlled"}, batches=12)
+    assert p.returncode == 0, p.stdout + p.stderr
+    un = results(fake)["plan"]["unrun"]
+    assert [pathlib.Path(n).stem for n in un["scenarios"]] == ["beta"]
+    assert len(un["pairs"]) == 4
+    assert re.search(r"8 of 12 \(scenario, strategy, depth\) pairs ran", p.stdout), p.stdout
+    assert re.search(r"WARNING: 1 scenarios had no controlled run: \S*beta\.scn", p.stdout), p.stdout
