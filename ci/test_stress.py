@@ -94,13 +94,14 @@ if cmd == "stress-batch":
         j = min(5, n - 1)  # free-running batches are one run each
         fails.append(dict({"j": j, "seed": "0x%016x" % seeds[j], "status": "deadlock",
                            "reason": "fake deadlock", "schedule": "r1.2.3"}, **commands(seeds[j])))
-    print(json.dumps({"v": int(os.environ.get("FAKE_V", "1")), "type": "batch", "scenario": scen,
+    sampled = {"sampled": "fake why"} if env_match("FAKE_SAMPLED", scen, mode) else {}
+    print(json.dumps(dict(sampled, **{"v": int(os.environ.get("FAKE_V", "1")), "type": "batch", "scenario": scen,
                       "mode": opt("--mode"), "pool": "win32" if REAL else "sim",
                       "runs": n, "steps": 10 * n,
                       "max_choice_points": 40, "failures": fails,
                       # FAKE_FAILTOTAL: more failing runs than the batch details
                       "failures_total": int(os.environ.get("FAKE_FAILTOTAL", len(fails))) if fails else 0,
-                      "hashes": ["%016x" % (s % 97) for s in seeds] if mode == "controlled" else []}))
+                      "hashes": ["%016x" % (s % 97) for s in seeds] if mode == "controlled" else []})))
 elif cmd == "stress-faultloop":
     for k in range(3):
         # FAKE_FAULTNTH: which sites fail (default the 2nd)
@@ -938,3 +939,14 @@ def test_a_scenario_with_no_controlled_run_is_named(fake):
     assert len(un["pairs"]) == 4
     assert re.search(r"8 of 12 \(scenario, strategy, depth\) pairs ran", p.stdout), p.stdout
     assert re.search(r"WARNING: 1 scenarios had no controlled run: \S*beta\.scn", p.stdout), p.stdout
+
+
+def test_a_sampled_scenario_gets_the_larger_share_of_the_allocated_batches(fake):
+    """The batch says the scenario is sampled; after the first pass (12
+    batches) the allocation gives it the larger share; results.json names it."""
+    run_fake(fake, "--seed", "6", "--no-faultloop", "--modes", "controlled", "--jobs", "1",
+             env={"FAKE_SAMPLED": "gamma"}, batches=12 + 60)
+    later = [c[-1] for c in calls(fake)][12:]
+    assert sum("gamma" in c for c in later) > len(later) / 2, later
+    r = results(fake)
+    assert [pathlib.Path(n).stem for n in r["plan"]["sampled"]] == ["gamma"]

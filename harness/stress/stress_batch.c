@@ -325,6 +325,7 @@ int tph_stress_batch_main(int argc, char **argv, const char *exe, const char *mo
         scn_json_item_str(&j, hex);
     }
     scn_json_close(&j);
+    if (scn->sampled[0]) scn_json_str(&j, "sampled", scn->sampled);
     scn_json_end(&j);
     stress_hashset_free(&seen);
     scn_free(scn);
