@@ -200,6 +200,7 @@ class Results:
             "phase_seconds": {k: round(v, 3) for k, v in self.phase_seconds.items()},
             "totals": {m: {"runs": t.runs, "failures": t.failures,
                            "distinct_interleavings": t.distinct(),
+                           "behaviour_classes": _count(t.classes, t.classes_sketched),
                            "schedules_per_second": round(
                                t.runs / self.phase_seconds[m], 1)
                            if self.phase_seconds.get(m) else 0.0,
@@ -300,6 +301,13 @@ def _fmt_rate(x: float) -> str:
     return f"{x:,.0f}" if x >= 10 else f"{x:.1f}"
 
 
+def _classes(c: ModeStats) -> str:
+    """Behaviour classes, '-' from a harness that does not report them."""
+    if not c.classes:
+        return "-"
+    return f"{'~' if c.classes_sketched else ''}{c.distinct_classes():,}"
+
+
 def table(results: Results) -> str:
     """One row per scenario: runs per mode, distinct interleavings (controlled
     mode: the harness hashes each run's sequence of thread switches),
@@ -309,7 +317,7 @@ def table(results: Results) -> str:
     show_real = "real" in results.split or any("real" in per for per in results.scenarios.values())
     # A controlled run is one schedule; a free-running run is one run of
     # OS threads (seconds of real time): the rate columns say which.
-    head = ("scenario", "controlled", "interleavings", "sched/s", "native", "runs/s") + \
+    head = ("scenario", "controlled", "interleavings", "classes", "sched/s", "native", "runs/s") + \
         (("real", "runs/s") if show_real else ()) + ("fault sites", "failures")
     rows = []
     for name in sorted(set(results.scenarios) | set(results.faultloop)):
@@ -322,12 +330,13 @@ def table(results: Results) -> str:
             r = per.get("real", ModeStats())
             declined = "real" in results.skipped.get(name, {}) and not r.runs
             real = ("-", "-") if declined else (f"{r.runs:,}", _fmt_rate(r.rate()))
-        rows.append((name, f"{c.runs:,}", f"{'~' if c.sketched else ''}{c.distinct():,}", _fmt_rate(c.rate()),
+        rows.append((name, f"{c.runs:,}", f"{'~' if c.sketched else ''}{c.distinct():,}", _classes(c),
+                     _fmt_rate(c.rate()),
                      f"{n.runs:,}", _fmt_rate(n.rate())) + real +
                     (str(fl.get("sites", "-")) if fl else "-", str(fails)))
     c, n, r = results.total("controlled"), results.total("native"), results.total("real")
     pc, pn, pr = (results.phase_seconds.get(m, 0) for m in ("controlled", "native", "real"))
-    rows.append(("TOTAL (wall)", f"{c.runs:,}", f"{'~' if c.sketched else ''}{c.distinct():,}",
+    rows.append(("TOTAL (wall)", f"{c.runs:,}", f"{'~' if c.sketched else ''}{c.distinct():,}", _classes(c),
                  _fmt_rate(c.runs / pc if pc else 0), f"{n.runs:,}",
                  _fmt_rate(n.runs / pn if pn else 0)) +
                 ((f"{r.runs:,}", _fmt_rate(r.runs / pr if pr else 0)) if show_real else ()) +

@@ -101,7 +101,10 @@ if cmd == "stress-batch":
                       "max_choice_points": 40, "failures": fails,
                       # FAKE_FAILTOTAL: more failing runs than the batch details
                       "failures_total": int(os.environ.get("FAKE_FAILTOTAL", len(fails))) if fails else 0,
-                      "hashes": ["%016x" % (s % 97) for s in seeds] if mode == "controlled" else []})))
+                      "hashes": ["%016x" % (s % 97) for s in seeds] if mode == "controlled" else [],
+                      # fewer behaviour classes than interleavings, as runs that
+                      # differ only in independent steps' order share one
+                      "classes": ["%016x" % (s % 13 + 1) for s in seeds] if mode == "controlled" else []})))
 elif cmd == "stress-faultloop":
     for k in range(3):
         # FAKE_FAULTNTH: which sites fail (default the 2nd)
@@ -215,6 +218,7 @@ def test_clean_run_banner_table_results_and_exit_0(fake):
         key = next(k for k in r["scenarios"] if name in k)
         c = r["scenarios"][key]["controlled"]
         assert c["runs"] > 0 and 0 < c["distinct_interleavings"] <= 97
+        assert 0 < c["behaviour_classes"] <= 13 and len(c["class_hashes"]) == c["behaviour_classes"]
         assert r["scenarios"][key]["native"]["runs"] > 0
     assert r["faultloop_sites"] == 9
     assert re.search(r"TOTAL \(wall\)\s+[\d,]+", p.stdout)

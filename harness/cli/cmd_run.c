@@ -32,22 +32,26 @@ typedef struct tally {
      * scheduler (one that never preempts) must get */
     uint64_t *seen;
     uint64_t distinct;
+    /* distinct behaviour classes (sched_result.trace_hash), the same way:
+     * runs that differ only in the order of independent steps are one */
+    uint64_t *class_seen;
+    uint64_t classes;
     /* reach: runs per strategy (sched_strategy_kind) and, per
      * requirement, the runs that reached it */
     uint64_t runs_by[SCHED_STRATEGY_COUNT];
     uint64_t reached[SCHED_STRATEGY_COUNT][SCN_MAX_REQUIRES];
 } tally;
 
-static void note_interleaving(tally *t, uint64_t h) {
+static void note_distinct(uint64_t **seen, uint64_t *n, uint64_t h) {
     uint64_t i;
-    if (!t->seen) t->seen = calloc(DISTINCT_CAP, sizeof *t->seen);
-    if (!t->seen || t->distinct >= DISTINCT_CAP / 2) return;
+    if (!*seen) *seen = calloc(DISTINCT_CAP, sizeof **seen);
+    if (!*seen || *n >= DISTINCT_CAP / 2) return;
     if (h == 0) h = 1;
     for (i = h & (DISTINCT_CAP - 1);; i = (i + 1) & (DISTINCT_CAP - 1)) {
-        if (t->seen[i] == h) return;
-        if (t->seen[i] == 0) {
-            t->seen[i] = h;
-            t->distinct++;
+        if ((*seen)[i] == h) return;
+        if ((*seen)[i] == 0) {
+            (*seen)[i] = h;
+            (*n)++;
             return;
         }
     }
@@ -115,7 +119,8 @@ static int run_one_seed(const scn_scenario *s, const options *o, sched_strategy_
             if (r.reached >> q & 1) t->reached[strategy][q]++;
     }
     t->steps += r.steps;
-    note_interleaving(t, r.interleaving_hash);
+    note_distinct(&t->seen, &t->distinct, r.interleaving_hash);
+    note_distinct(&t->class_seen, &t->classes, r.trace_hash);
     if (r.choice_points > *max_choice) *max_choice = r.choice_points;
     if (!r.passed) {
         const char *verdict = NULL;
@@ -453,6 +458,7 @@ int cmd_run(const cli_exe *x, int argc, char **argv) {
             /* its VERIFY line is the scenario's line */
             if (t.failures && (rc < 1 || rc == 4)) rc = 1;
             free(t.seen);
+            free(t.class_seen);
             fflush(stdout);
             continue;
         }
@@ -482,6 +488,10 @@ int cmd_run(const cli_exe *x, int argc, char **argv) {
             scn_json_fixed(&j, "schedules_per_sec", 1, t.seconds > 0 ? (double)t.runs / t.seconds : 0.0);
             scn_json_u64(&j, "distinct_interleavings", t.distinct);
             scn_json_bool(&j, "distinct_is_lower_bound", t.distinct >= DISTINCT_CAP / 2);
+            if (!o.native) {
+                scn_json_u64(&j, "behaviour_classes", t.classes);
+                scn_json_bool(&j, "classes_is_lower_bound", t.classes >= DISTINCT_CAP / 2);
+            }
             scn_json_bool(&j, "exercised", !unexercised);
             scn_json_bool(&j, "reached", !unreached);
             scn_json_end(&j);
@@ -493,13 +503,16 @@ int cmd_run(const cli_exe *x, int argc, char **argv) {
                    scn_pool_backend_name());
         } else {
             /* the count stops at DISTINCT_CAP / 2: say so, not a silent 2048 */
-            printf("%s %s  runs=%llu failures=%llu schedules/s=%.1f steps/run=%.0f interleavings=%s%llu\n",
+            printf("%s %s  runs=%llu failures=%llu schedules/s=%.1f steps/run=%.0f interleavings=%s%llu "
+                   "classes=%s%llu\n",
                    t.failures || unexercised ? "FAIL" : unreached ? "NOT-EXERCISED" : "PASS", s->path, (unsigned long long)t.runs,
                    (unsigned long long)t.failures, t.seconds > 0 ? (double)t.runs / t.seconds : 0.0,
                    t.runs ? (double)t.steps / (double)t.runs : 0.0,
-                   t.distinct >= DISTINCT_CAP / 2 ? "at least " : "", (unsigned long long)t.distinct);
+                   t.distinct >= DISTINCT_CAP / 2 ? "at least " : "", (unsigned long long)t.distinct,
+                   t.classes >= DISTINCT_CAP / 2 ? "at least " : "", (unsigned long long)t.classes);
         }
         free(t.seen);
+        free(t.class_seen);
         fflush(stdout);
     }
     if (!bad && declined == nfiles) rc = 3;

@@ -17,6 +17,8 @@
  *   {"v":1,"type":"batch","scenario":..., "mode":..., "strategy":..., "depth":D, "base":"0x..",
  *    "first":J, "runs":N, "steps":S, "max_choice_points":C, "elapsed_ms":T,
  *    "hashes":["<16 hex>",...],          distinct interleaving hashes (controlled)
+ *    "classes":["<16 hex>",...],         distinct behaviour classes (controlled):
+ *                                        runs differing only in independent steps' order are one
  *    "failures_total":F, "failures":[{"j":J,"seed":"0x..","status":..,
  *    "reason":..,"schedule":..,"replay":..,"replay_schedule":..}, ...]}
  *                                     (the first max-failures of them)
@@ -220,8 +222,9 @@ int tph_stress_batch_main(int argc, char **argv, const char *exe, const char *mo
         return 0;
     }
     stress_crash_install(a.path);
-    stress_hashset seen;
+    stress_hashset seen, classes; /* interleavings; behaviour classes (sched_result.trace_hash) */
     stress_hashset_init(&seen);
+    stress_hashset_init(&classes);
     uint64_t t0 = stress_wall_ms(), runs = 0, steps = 0, max_cp = 0, nfail = 0;
     /* The first failures are kept (the summary is printed at the end). */
     if (a.max_failures > MAX_KEPT) a.max_failures = MAX_KEPT;
@@ -252,6 +255,7 @@ int tph_stress_batch_main(int argc, char **argv, const char *exe, const char *mo
             scn_text_free(&cmds[1]);
             stress_run_out_free(&out);
             stress_hashset_free(&seen);
+            stress_hashset_free(&classes);
             scn_free(scn);
             return 3;
         }
@@ -259,6 +263,7 @@ int tph_stress_batch_main(int argc, char **argv, const char *exe, const char *mo
         steps += out.steps;
         if (out.choice_points > max_cp) max_cp = out.choice_points;
         if (a.cfg.mode == STRESS_CONTROLLED) stress_hashset_add(&seen, out.interleaving_hash);
+        if (a.cfg.mode == STRESS_CONTROLLED) stress_hashset_add(&classes, out.trace_hash);
         if (!out.passed) {
             if (nfail < a.max_failures) {
                 kept_failure *k = &kept[nfail];
@@ -325,9 +330,20 @@ int tph_stress_batch_main(int argc, char **argv, const char *exe, const char *mo
         scn_json_item_str(&j, hex);
     }
     scn_json_close(&j);
+    if (a.cfg.mode == STRESS_CONTROLLED) {
+        scn_json_array(&j, "classes");
+        if (classes.has_zero) scn_json_item_str(&j, "0000000000000000");
+        for (size_t i = 0; i < classes.cap; i++) {
+            if (!classes.slot[i]) continue;
+            snprintf(hex, sizeof hex, "%016llx", (unsigned long long)classes.slot[i]);
+            scn_json_item_str(&j, hex);
+        }
+        scn_json_close(&j);
+    }
     if (scn->sampled[0]) scn_json_str(&j, "sampled", scn->sampled);
     scn_json_end(&j);
     stress_hashset_free(&seen);
+    stress_hashset_free(&classes);
     scn_free(scn);
     return 0;
 }
