@@ -178,6 +178,8 @@ class Run:
             left = max(0.0, self.deadline - time.monotonic())
         self.progress.stop()
         if "controlled" in modes:
+            self.res.plan.setdefault("pairs", len(self.scenarios) * len(P.ROTATION))
+            self.res.plan["plan"] = self.args.plan
             self.res.plan["unrun"] = self.res.unrun(self.scenarios, P.ROTATION)
             self.res.plan["sampled"] = dict(sorted(self.sampled.items()))
         R.write(self.res, self.out / "results.json")
@@ -213,7 +215,9 @@ class Run:
             t.join()
 
     def phase_batches(self, mode: str, until: float):
-        adaptive = mode == "controlled"
+        # --plan fixed: the plan before the allocation (batch k: scenario
+        # k % S, strategy (k // S) % 4, 1 s each), kept for ci/stress_bench.py
+        adaptive = mode == "controlled" and self.args.plan == "adaptive"
         src = A.AdaptiveSource(self.master, self.scenarios, self.shard) if adaptive else \
             P.BatchSource(self.master, mode, self.scenarios, self.shard)
         self.progress.start(mode, until, self.deadline)
@@ -260,7 +264,7 @@ class Run:
                     k = self.pct_steps.get(b.scenario, PCT_STEPS_UNMEASURED)
                     if adaptive:
                         self.sampled_seen(src)
-                want = first_ms if first or quota is not None else A.ALLOC_BATCH_MS
+                want = first_ms if first or quota is not None or not adaptive else A.ALLOC_BATCH_MS
                 slice_ms = want if quota is not None else min(want, int((until - now) * 1000))
                 # A free-running run cannot stop early: one longer than what
                 # is left of the phase is declined by the harness (skipped).
@@ -686,6 +690,7 @@ def repeat_command(a, master: int, shard, wrapper) -> str:
     runs -- a repeat line that dropped --scenarios or --out re-ran the whole
     corpus into another directory."""
     makeable = not (a.modes or wrapper or a.scenarios or a.out or a.batches or a.no_faultloop
+                    or a.plan != "adaptive"
                     or a.faultloop_seed is not None or a.max_fault_sites != 10000
                     or a.build != "build") and \
         pathlib.Path.cwd().resolve() == REPO.resolve()
@@ -713,6 +718,8 @@ def repeat_command(a, master: int, shard, wrapper) -> str:
         parts += ["--modes", q(a.modes)]
     if a.batches:
         parts += ["--batches", str(a.batches)]
+    if a.plan != "adaptive":
+        parts += ["--plan", a.plan]
     if a.no_faultloop:
         parts.append("--no-faultloop")
     if a.faultloop_seed is not None:
@@ -807,6 +814,9 @@ def parse_args(argv):
     ap.add_argument("--no-faultloop", action="store_true")
     ap.add_argument("--faultloop-seed", type=lambda s: P.parse_seed(s), default=None)
     ap.add_argument("--max-fault-sites", type=int, default=10000)
+    ap.add_argument("--plan", choices=["adaptive", "fixed"], default="adaptive",
+                    help="controlled batches: sized from the budget, then by yield (default), or "
+                         "the fixed rotation of 1 s batches (for ci/stress_bench.py)")
     ap.add_argument("--modes", help="comma-separated phases to run, of "
                     f"{','.join(PHASES)} (default: all this build has)")
     ap.add_argument("--exec-wrapper", help="command prefixed to every harness call, e.g. "

@@ -954,3 +954,25 @@ def test_a_sampled_scenario_gets_the_larger_share_of_the_allocated_batches(fake)
     assert sum("gamma" in c for c in later) > len(later) / 2, later
     r = results(fake)
     assert [pathlib.Path(n).stem for n in r["plan"]["sampled"]] == ["gamma"]
+
+
+def test_bench_runs_both_plans_with_one_seed_and_budget(fake):
+    """ci/stress_bench.py: the fixed plan (1 s batches in rotation) and
+    today's (a first pass sized from the budget) on one seed and budget,
+    one after the other; both rows in bench.json."""
+    e = dict(os.environ, FAKE_LOG=str(fake["log"]))
+    p = subprocess.run([sys.executable, str(REPO / "ci" / "stress_bench.py"), "--build", str(fake["build"]),
+                        "--seconds", "3", "--seed", "21", "--scenarios", str(fake["scen"]),
+                        "--out", str(fake["tmp"] / "bench")],
+                       capture_output=True, text=True, env=e, cwd=fake["tmp"], timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    b = json.loads((fake["tmp"] / "bench" / "bench.json").read_text())
+    assert set(b["plans"]) == {"fixed", "adaptive"} and b["seed"] == "21"
+    for row in b["plans"].values():
+        assert row["pairs"] == 12 and row["runs"] > 0 and row["behaviour_classes"] <= 13 * 3
+    ms = [int(c[c.index("--max-ms") + 1]) for c in calls(fake)]
+    # the fixed plan's first batch is a second; today's first pass cuts the
+    # 3 s over the 12 pairs on 2 workers (half of it: ~250 ms)
+    assert ms[0] == 1000, ms[:3]
+    assert any(100 <= m <= 300 for m in ms), ms
+    assert "behaviour_classes" in p.stdout and "pairs_run" in p.stdout, p.stdout
