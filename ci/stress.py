@@ -238,6 +238,8 @@ class Run:
                 if adaptive:
                     src.excluded = {s for s, m in self.skipped if m == mode} | self.bad_input
                     while not src.ready():
+                        if quota is None and time.monotonic() >= until - 0.05:
+                            return None
                         self.cond.wait(0.5)
                 if len({s for s, m in self.skipped if m == mode} | self.bad_input) == len(self.scenarios):
                     return None
@@ -270,12 +272,14 @@ class Run:
                 # is left of the phase is declined by the harness (skipped).
                 run_ms = 0 if mode not in P.FREE_RUNNING or quota is not None else \
                     max(1, int((until - now) * 1000))
-                t = time.monotonic()
-                new = self.run_batch(b, slice_ms, k, run_ms)
-                if adaptive:
-                    with self.cond:
-                        src.done(b, new, time.monotonic() - t)
-                        self.cond.notify_all()
+                t, new = time.monotonic(), 0
+                try:
+                    new = self.run_batch(b, slice_ms, k, run_ms)
+                finally:  # a batch that raised still has an outcome: the others wait for it
+                    if adaptive:
+                        with self.cond:
+                            src.done(b, new, time.monotonic() - t)
+                            self.cond.notify_all()
 
         # A free-running run mostly sleeps: the scenario's settle times are
         # real time there (about 2 s a run against ~0.1 s of CPU), so more
