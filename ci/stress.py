@@ -259,13 +259,13 @@ class Run:
                         if quota[0] <= 0:
                             return
                         quota[0] -= 1
-                    first = adaptive and src.in_first_pass()
                     b = take()
                     if b is None:
                         return
                     k = self.pct_steps.get(b.scenario, PCT_STEPS_UNMEASURED)
+                    first = adaptive and src.positions[b.k] < src.cycle_len
                     if adaptive:
-                        self.sampled_seen(src)
+                        src.sampled = set(self.sampled)  # as the batches so far said
                 want = first_ms if first or quota is not None or not adaptive else A.ALLOC_BATCH_MS
                 slice_ms = want if quota is not None else min(want, int((until - now) * 1000))
                 # A free-running run cannot stop early: one longer than what
@@ -306,9 +306,6 @@ class Run:
                   f"{need:.0f} s (STRESS_SECONDS={int(need) + 1})", flush=True)
         self.res.plan = plan
         return ms
-
-    def sampled_seen(self, src):
-        src.sampled = set(self.sampled)
 
     def exe_for(self, scenario: str, mode: str = "") -> pathlib.Path:
         if mode == "real":
