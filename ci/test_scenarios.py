@@ -441,6 +441,7 @@ def test_a_sampled_scenario_is_sampled_not_incomplete_and_verify_exits_0(tmp_pat
     ('sampled ""', 9, "says nothing"),
     ('sampled "a" b', 13, "unexpected text after"),
     ('sampled "a"\nsampled "b"', 1, "a second `sampled` line"),
+    ('sampled "' + "x" * 160 + '"', 9, "longer than 159 characters"),
 ])
 def test_a_bad_sampled_line_is_named_with_its_column(tmp_path, line, col, what):
     f = tmp_path / "bad.scn"

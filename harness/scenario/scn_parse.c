@@ -66,8 +66,8 @@ static int parse_sampled(scn_parser *p, const char *t, size_t n, int line) {
     if (k >= n) return scn_error_at(p, line, (int)b, "the `sampled` reason is not closed by '\"'");
     if (k == b) return scn_error_at(p, line, (int)b, "the `sampled` reason says nothing");
     if (k - b >= sizeof p->s->sampled)
-        return scn_error_at(p, line, (int)b, "the `sampled` reason is longer than %zu characters",
-                            sizeof p->s->sampled - 1);
+        return scn_error_at(p, line, (int)b, "the `sampled` reason is longer than %d characters",
+                            (int)sizeof p->s->sampled - 1);
     if (p->s->sampled[0]) return scn_error_at(p, line, 1, "a second `sampled` line");
     for (i = k + 1; i < n && (t[i] == ' ' || t[i] == '\t' || t[i] == '\r'); i++) {}
     if (i < n && t[i] != '#') return scn_error_at(p, line, (int)i + 1, "unexpected text after the `sampled` reason");
