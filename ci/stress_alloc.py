@@ -37,8 +37,11 @@ LAG = 4
 # not a proof.
 TOKEN_SHARE = 0.10
 # A scenario that declares itself sampled (`sampled "why"`: the bounded
-# search cannot finish it, so stress is its only check) has its weight
-# and its token multiplied by this.
+# search cannot finish it, so stress is its only check) has its weight and
+# its token multiplied by this, and each of its pairs gets at least this
+# many times an even split of the allocated batches: its runs are slow (300-
+# 1,000 a second for many-pools-churn against 20,000 for most files), so
+# by yield alone a 20 s run gave it 625 runs where the others had thousands.
 SAMPLED_WEIGHT = 4.0
 # The yield of a pair is taken over its last few batches: classes found
 # early say little about what is left to find.
@@ -116,12 +119,17 @@ def weights(stats: dict, sampled: set, excluded: set) -> list:
     mult = {p: SAMPLED_WEIGHT if p.scenario in sampled else 1.0 for p in live}
     raw = {p: (stats[p].rate() if stats[p].batches else best) * mult[p] for p in live}
     total_raw, total_mult = sum(raw.values()), sum(mult.values())
-    out = []
+    share = {}
     for p in live:
-        share = TOKEN_SHARE * mult[p] / total_mult
-        share += (1 - TOKEN_SHARE) * (raw[p] / total_raw if total_raw > 0 else mult[p] / total_mult)
-        out.append((p, share))
-    return out
+        share[p] = TOKEN_SHARE * mult[p] / total_mult
+        share[p] += (1 - TOKEN_SHARE) * (raw[p] / total_raw if total_raw > 0 else mult[p] / total_mult)
+    # the sampled pairs' floor, taken from the others in proportion
+    nsampled = sum(1 for p in live if p.scenario in sampled)
+    floor = min(SAMPLED_WEIGHT / len(live), 1 / nsampled) if nsampled else 0.0
+    lifted = {p: max(share[p], floor) for p in live if p.scenario in sampled}
+    rest = sum(v for p, v in share.items() if p not in lifted)
+    scale = (1 - sum(lifted.values())) / rest if rest > 0 else 0.0
+    return [(p, lifted[p] if p in lifted else share[p] * scale) for p in live]
 
 
 def pick(weighted: list, u: float):

@@ -922,6 +922,20 @@ def test_sampled_scenarios_get_the_larger_share():
     assert later.count("b") > 2.5 * later.count("a"), (later.count("a"), later.count("b"))
 
 
+def test_a_slow_sampled_scenario_still_gets_the_larger_share():
+    """Its yield a second is low (its runs are slow), yet each of its pairs
+    gets at least SAMPLED_WEIGHT times an even split of the batches."""
+    scen = [f"s{i}" for i in range(9)] + ["slow"]
+    src = A.AdaptiveSource(5, scen, P.Shard(1, 1), sampled={"slow"})
+    bs = feed(src, lambda p: (1, 1.0) if p.scenario == "slow" else (100, 0.2), 40 + 2000)
+    later = [b.scenario for b in bs[40:]]
+    even = len(later) / len(scen)
+    assert later.count("slow") > 0.9 * A.SAMPLED_WEIGHT * even, (later.count("slow"), even)
+    probs = dict((p.scenario + p.strategy + str(p.depth), w) for p, w in
+                 A.weights(src.stats, {"slow"}, set()))
+    assert abs(sum(probs.values()) - 1) < 1e-9
+
+
 def test_adaptive_shards_stay_disjoint_and_each_makes_a_first_pass():
     seen = {}
     for i in (1, 2, 3):
