@@ -154,6 +154,7 @@ class Run:
         self.skipped: dict = {}     # (scenario, mode) -> why the harness declined it
         self.bad_input: set = set()  # scenarios the harness could not read (reported once)
         self.sampled: dict = {}     # scenario -> why it says it is sampled (its batches say)
+        self.reach: dict = {}       # (scenario, strategy, depth) -> requirements its runs reached
         self.jobs = max(1, args.jobs)
         self.native_jobs = max(1, args.native_jobs or 4 * self.jobs)
         self.progress = Progress(sys.stderr, self.res, self.lock)
@@ -382,7 +383,11 @@ class Run:
                          [int(h, 16) for h in d.get("classes", [])])
             new = st.distinct_classes() - before
             if b.mode == "controlled":
-                self.res.add_pair(b.scenario, b.strategy, b.depth, d.get("runs", 0), new)
+                reach = self.reach.setdefault((b.scenario, b.strategy, b.depth), set())
+                new_reach = len(set(d.get("reached", [])) - reach)
+                reach.update(d.get("reached", []))
+                self.res.add_pair(b.scenario, b.strategy, b.depth, d.get("runs", 0), new, new_reach)
+                new += A.REACH_VALUE * new_reach
                 if d.get("sampled"):
                     self.sampled[b.scenario] = d["sampled"]
             if b.mode == "controlled" and d.get("max_choice_points", 0) > self.pct_steps.get(b.scenario, 0):

@@ -46,6 +46,11 @@ SAMPLED_WEIGHT = 4.0
 # The yield of a pair is taken over its last few batches: classes found
 # early say little about what is left to find.
 YIELD_WINDOW = 3
+# A `require` line a pair reaches for the first time counts as this many
+# new classes in its yield: a goal the scenario names, reached by a
+# strategy that had not reached it, is worth more than one more order of
+# its steps (on step time a pair finds hundreds of classes a batch).
+REACH_VALUE = 100
 # Tag of the allocation draws: a stream apart from the base seeds.
 ALLOC_TAG = 0x616C6C6F63000000
 
@@ -206,5 +211,7 @@ class AdaptiveSource:
         return P.Batch("controlled", k, pair.scenario, pair.strategy, pair.depth, base)
 
     def done(self, b: P.Batch, new: int, seconds: float):
-        """Batch b's outcome: the classes new to its scenario, its wall time."""
+        """Batch b's outcome: what it found new (classes new to its
+        scenario, REACH_VALUE for each requirement its pair reached for the
+        first time), its wall time."""
         self.outcomes[self.positions.pop(b.k)] = (Pair(b.scenario, b.strategy, b.depth), new, seconds)

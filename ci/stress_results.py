@@ -141,12 +141,14 @@ class Results:
     pairs: dict = dataclasses.field(default_factory=dict)
     plan: dict = dataclasses.field(default_factory=dict)       # the first pass, as sized
 
-    def add_pair(self, scenario: str, strategy: str, depth: int, runs: int, new: int):
+    def add_pair(self, scenario: str, strategy: str, depth: int, runs: int, new: int, new_reach: int = 0):
         key = pair_key(strategy, depth)
-        p = self.pairs.setdefault(scenario, {}).setdefault(key, {"batches": 0, "runs": 0, "new_classes": 0})
+        p = self.pairs.setdefault(scenario, {}).setdefault(key, {"batches": 0, "runs": 0, "new_classes": 0,
+                                                                 "requires_reached": 0})
         p["batches"] += 1
         p["runs"] += runs
         p["new_classes"] += new
+        p["requires_reached"] = p.get("requires_reached", 0) + new_reach
 
     def unrun(self, scenarios, rotation) -> dict:
         """The pairs and the scenarios that got no controlled run."""
@@ -273,9 +275,11 @@ class Results:
             self.cpu_seconds[k] = self.cpu_seconds.get(k, 0.0) + v
         for name, per in o.pairs.items():
             for key, p in per.items():
-                mine = self.pairs.setdefault(name, {}).setdefault(key, {"batches": 0, "runs": 0, "new_classes": 0})
+                mine = self.pairs.setdefault(name, {}).setdefault(key, {"batches": 0, "runs": 0, "new_classes": 0,
+                                                                        "requires_reached": 0})
                 for f in mine:
-                    mine[f] += p.get(f, 0)
+                    # a requirement each shard reached first is one requirement
+                    mine[f] = max(mine[f], p.get(f, 0)) if f == "requires_reached" else mine[f] + p.get(f, 0)
         if o.plan and not self.plan:
             self.plan = dict(o.plan)
 

@@ -104,7 +104,9 @@ if cmd == "stress-batch":
                       "hashes": ["%016x" % (s % 97) for s in seeds] if mode == "controlled" else [],
                       # fewer behaviour classes than interleavings, as runs that
                       # differ only in independent steps' order share one
-                      "classes": ["%016x" % (s % 13 + 1) for s in seeds] if mode == "controlled" else []})))
+                      "classes": ["%016x" % (s % 13 + 1) for s in seeds] if mode == "controlled" else [],
+                      # FAKE_REACH: PCT at depth 2 reaches the scenario's first `require`
+                      "reached": [0] if env_match("FAKE_REACH", scen, mode) and opt("--depth") == "2" else []})))
 elif cmd == "stress-faultloop":
     for k in range(3):
         # FAKE_FAULTNTH: which sites fail (default the 2nd)
@@ -990,3 +992,16 @@ def test_bench_runs_both_plans_with_one_seed_and_budget(fake):
     assert ms[0] == 1000, ms[:3]
     assert any(100 <= m <= 300 for m in ms), ms
     assert "behaviour_classes" in p.stdout and "pairs_run" in p.stdout, p.stdout
+
+
+def test_a_requirement_a_pair_reaches_first_is_counted_for_that_pair(fake):
+    """The batch says which `require` lines its runs reached; the pair that
+    reached one first has it in results.json (pairs.NAME.pct2), and it
+    counts in that batch's yield (REACH_VALUE classes)."""
+    run_fake(fake, "--seed", "6", "--no-faultloop", "--modes", "controlled", "--jobs", "1",
+             env={"FAKE_REACH": "beta"}, batches=12 + 12)
+    pairs = results(fake)["pairs"]
+    beta = next(v for k, v in pairs.items() if "beta" in k)
+    assert beta["pct2"]["requires_reached"] == 1, beta
+    assert all(v["requires_reached"] == 0 for k, v in beta.items() if k != "pct2"), beta
+    assert all(v["requires_reached"] == 0 for n, per in pairs.items() if "beta" not in n for v in per.values())

@@ -19,6 +19,7 @@
  *    "hashes":["<16 hex>",...],          distinct interleaving hashes (controlled)
  *    "classes":["<16 hex>",...],         distinct behaviour classes (controlled):
  *                                        runs differing only in independent steps' order are one
+ *    "reached":[I,...],                  the `require` lines (0-based) some run reached (controlled)
  *    "failures_total":F, "failures":[{"j":J,"seed":"0x..","status":..,
  *    "reason":..,"schedule":..,"replay":..,"replay_schedule":..}, ...]}
  *                                     (the first max-failures of them)
@@ -225,6 +226,7 @@ int tph_stress_batch_main(int argc, char **argv, const char *exe, const char *mo
     stress_hashset seen, classes; /* interleavings; behaviour classes (sched_result.trace_hash) */
     stress_hashset_init(&seen);
     stress_hashset_init(&classes);
+    uint64_t reached = 0; /* bit i: some run reached the scenario's requirement i */
     uint64_t t0 = stress_wall_ms(), runs = 0, steps = 0, max_cp = 0, nfail = 0;
     /* The first failures are kept (the summary is printed at the end). */
     if (a.max_failures > MAX_KEPT) a.max_failures = MAX_KEPT;
@@ -264,6 +266,7 @@ int tph_stress_batch_main(int argc, char **argv, const char *exe, const char *mo
         if (out.choice_points > max_cp) max_cp = out.choice_points;
         if (a.cfg.mode == STRESS_CONTROLLED) stress_hashset_add(&seen, out.interleaving_hash);
         if (a.cfg.mode == STRESS_CONTROLLED) stress_hashset_add(&classes, out.trace_hash);
+        reached |= out.reached;
         if (!out.passed) {
             if (nfail < a.max_failures) {
                 kept_failure *k = &kept[nfail];
@@ -338,6 +341,10 @@ int tph_stress_batch_main(int argc, char **argv, const char *exe, const char *mo
             snprintf(hex, sizeof hex, "%016llx", (unsigned long long)classes.slot[i]);
             scn_json_item_str(&j, hex);
         }
+        scn_json_close(&j);
+        scn_json_array(&j, "reached");
+        for (size_t i = 0; i < scn->nrequires && i < 64; i++)
+            if (reached >> i & 1) scn_json_item_u64(&j, (uint64_t)i);
         scn_json_close(&j);
     }
     if (scn->sampled[0]) scn_json_str(&j, "sampled", scn->sampled);

@@ -52,6 +52,7 @@ bool stress_run_one(const scn_scenario *scn, const stress_run_cfg *cfg, stress_r
     out->choice_points = r.choice_points;
     out->interleaving_hash = r.interleaving_hash;
     out->trace_hash = r.trace_hash;
+    out->reached = r.reached;
     if (r.passed)
         copy_text(out->status, sizeof out->status, "ok");
     else if (r.status > 0)
