@@ -56,7 +56,7 @@ build-noheal: deps
 	$(call configure,$(BUILD)/noheal,-DTPHEAL_SELF_HEAL=OFF)
 
 test: deps build build-asan build-tsan build-noheal
-	@ci/deps.sh windows node
+	@ci/deps.sh windows node browser
 	TPHEAL_BUILD_DIR=$(abspath $(BUILD)) $(PYTEST) -c pyproject.toml $(PYTEST_ARGS)
 
 stress: deps build $(if $(filter address,$(SANITIZE)),build-asan) $(if $(filter thread,$(SANITIZE)),build-tsan)

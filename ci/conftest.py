@@ -2,6 +2,7 @@
 program is (one rule for every ci/*.py), and how to run a program with a hard
 time bound whose whole process tree is killed on expiry -- on POSIX and on
 Windows (the MSVC and MSYS2 jobs run this driver too)."""
+import contextlib
 import os
 import pathlib
 import shutil
@@ -46,6 +47,41 @@ def run_bounded(cmd, timeout, cwd=None, env=None):
     process tree is killed and returncode is None (ci/procs.py)."""
     r = procs.run_bounded(cmd, timeout, cwd=cwd, env=env)
     return r.rc, r.out
+
+
+# The Windows build (mingw-w64, ci/windows/run.sh) and its Wine prefix.
+WIN_BUILD = pathlib.Path(os.environ.get("TPHEAL_WIN_BUILD_DIR", REPO / "build-win")).resolve()
+
+
+def need_tools(*tools):
+    missing = [t for t in tools if shutil.which(t) is None]
+    if missing:
+        pytest.skip(f"{', '.join(missing)} not installed (ci/deps.sh windows installs them)")
+
+
+def need_wine_tools():
+    need_tools("x86_64-w64-mingw32-gcc", "cmake")
+    if shutil.which("wine") is None and shutil.which("wine64") is None:
+        pytest.skip("wine not installed (ci/deps.sh windows installs it)")
+
+
+@contextlib.contextmanager
+def wine_session(build: pathlib.Path = WIN_BUILD):
+    """The build's Wine prefix booted (ci/windows/wine-up.sh: a persistent
+    server, crash dialogs off) for the duration, then its server stopped;
+    yields the wine command and the environment a program runs in.  The
+    prefix lives in the build directory, which need not hold a build yet."""
+    build.mkdir(parents=True, exist_ok=True)
+    up, down = REPO / "ci" / "windows" / "wine-up.sh", REPO / "ci" / "windows" / "wine-down.sh"
+    rc, out = run_bounded([str(up), str(build)], timeout=300)
+    assert rc == 0, f"wine prefix did not come up:\n{out}"
+    wine = shutil.which("wine") or shutil.which("wine64")
+    env = dict(os.environ, WINEPREFIX=str(build / "wineprefix"), WINEDEBUG="-all",
+               WINEARCH="win64", WINEDLLOVERRIDES="mscoree,mshtml=")
+    try:
+        yield {"wine": wine, "env": env}
+    finally:
+        run_bounded([str(down), str(build)], timeout=60)
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,9 @@
 #   ci/deps.sh node       + Node.js and npm (make test: the workflow lint and the
 #                           sabotage report's schema and viewer, from the npm registry)
 #   ci/deps.sh soak       + stress-ng (make soak's competing load)
-#   ci/deps.sh all        windows + node (what .ci/run and make test install)
+#   ci/deps.sh browser    + chromium (ci/test_timeline.py loads `replay --timeline`'s
+#                           page in a headless browser and keeps its screenshot)
+#   ci/deps.sh all        windows + node + browser (what .ci/run and make test install)
 # Groups combine: `ci/deps.sh windows node soak`.
 # What uses what: cmake/make/gcc the builds; clang + libclang-rt-dev the
 # sanitizer and fuzz builds (and the clang MSVC-mode pass); llvm for llvm-symbolizer,
@@ -34,8 +36,9 @@ for group in "$@"; do
     windows) pkgs+=(gcc-mingw-w64-x86-64 wine wine64 dpkg-dev) ;;
     node) node=1 ;;
     soak) pkgs+=(stress-ng) ;;
-    all) pkgs+=(gcc-mingw-w64-x86-64 wine wine64 dpkg-dev); node=1 ;;
-    *) echo "usage: $0 [windows] [node] [soak] | all" >&2; exit 2 ;;
+    browser) pkgs+=(chromium) ;;
+    all) pkgs+=(gcc-mingw-w64-x86-64 wine wine64 dpkg-dev chromium); node=1 ;;
+    *) echo "usage: $0 [windows] [node] [soak] [browser] | all" >&2; exit 2 ;;
   esac
 done
 missing=()

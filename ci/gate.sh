@@ -11,11 +11,13 @@
 #   ci/gate.sh race         the race build (TSan under the controlled scheduler, docs/races.md):
 #                           no race in the corpus or the core's tests, the detector's own
 #                           test, and a controlled-only stress pass with the detector
-#   ci/gate.sh wine         mingw-w64 cross build, its tests under Wine (make windows)
+#   ci/gate.sh wine         mingw-w64 cross build, its tests under Wine (make windows), its
+#                           replays of the golden corpus, the package as a Windows user links it
 #   ci/gate.sh sabotage I/N the sabotage sweep, shard I of N
 #   ci/gate.sh verify       make verify: DFS + partial-order reduction over the corpus at P = 1
 #   ci/gate.sh msvc         Windows, Git Bash: Visual Studio (newest installed), vcpkg cmocka
 #   ci/gate.sh mingw        Windows, MSYS2 UCRT64 shell: gcc + Ninja, stress included
+#   ci/gate.sh annotate     only the annotations below, from what earlier steps left
 # Environment (all optional):
 #   TPHEAL_GATE_BUILD   build root (default build; the job's dirs go under it)
 #   TPHEAL_BUILD_TYPE   CMAKE_BUILD_TYPE (default RelWithDebInfo)
@@ -26,9 +28,14 @@
 # build ends the job, a failed test step does not (the later steps still
 # report), and the exit status is 1 if any step failed.  With
 # GITHUB_STEP_SUMMARY set, the JUnit reports are summarized there.
+# Every job ends by turning what failed into GitHub annotations (ci/gate_annotate.py,
+# from the harness's JSON, never its prose): a scenario's failing check on its line
+# in scenarios/X.scn with the shortest replay command, a surviving sabotage entry or
+# mutant on its core/src line; and a table of them with their replay commands in
+# $GITHUB_STEP_SUMMARY.  The corpus run keeps its JSON in $TPHEAL_GATE_REPORTS/harness.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-job=${1:?usage: ci/gate.sh linux|noheal|asan|tsan|race|wine|verify|sabotage I/N|msvc|mingw}
+job=${1:?usage: ci/gate.sh linux|noheal|asan|tsan|race|wine|verify|sabotage I/N|msvc|mingw|annotate}
 shift
 root=${TPHEAL_GATE_BUILD:-build}
 type=${TPHEAL_BUILD_TYPE:-RelWithDebInfo}
@@ -38,7 +45,14 @@ py=/usr/bin/python3
 [[ -x $py ]] || py=python3
 [[ $(command -v "$py") ]] || py=python
 failed=()
-mkdir -p "$reports"
+mkdir -p "$reports/harness"
+# The corpus run (ci/test_scenarios.py) keeps its JSON here for annotate: set
+# on the steps that run the corpus only (the sabotage sweep's expected
+# failures are not the gate's).
+hjson="$PWD/$reports/harness"
+[[ $reports = /* ]] && hjson="$reports/harness"
+# a job annotates its own failures: stale JSON of an earlier local run would read as new
+[[ $job == annotate ]] || rm -f "$hjson"/*.jsonl
 
 # step NAME CMD...: runs CMD, records its verdict.
 step() {
@@ -59,7 +73,16 @@ step() {
 # must NAME CMD...: a step the rest depends on.
 must() { step "$@" || finish; }
 
+# annotate: each failure the steps left as JSON, where the pull request shows it.
+annotate() {
+  "$py" ci/gate_annotate.py --title "$job" --harness-json "$reports/harness" \
+    --stress "$root/stress/results.json" --sabotage "$root/sabotage/mutation-report.json" \
+    --sabotage "$root/mutants/report/mutation-report.json" \
+    ${GITHUB_STEP_SUMMARY:+--summary "$GITHUB_STEP_SUMMARY"}
+}
+
 finish() {
+  annotate
   if [[ -n ${GITHUB_STEP_SUMMARY:-} ]] && compgen -G "$reports/*.xml" >/dev/null; then
     "$py" ci/windows/junit_summary.py --title "$job" "$reports"/*.xml >>"$GITHUB_STEP_SUMMARY"
   fi
@@ -91,9 +114,9 @@ case "$job" in
     must deps ci/deps.sh
     must configure configure "$root" -DCMAKE_C_COMPILER="${CC:-gcc}"
     must build build "$root"
-    step pytest env TPHEAL_BUILD_DIR="$PWD/$root" TPHEAL_UNIT_CONFIGS=default \
-      "$py" -m pytest -c pyproject.toml --junitxml="$reports/linux.xml" \
-      ci/test_unit.py ci/test_scenarios.py ci/test_install.py ci/test_gate.py
+    step pytest env TPHEAL_BUILD_DIR="$PWD/$root" TPHEAL_UNIT_CONFIGS=default TPHEAL_HARNESS_JSON_DIR="$hjson" \
+      "$py" -m pytest -c pyproject.toml --junitxml="$reports/linux.xml" -m "not windows" \
+      ci/test_unit.py ci/test_scenarios.py ci/test_scenario_delays.py ci/test_install.py ci/test_gate.py
     # From the Windows side only what needs no Windows build (the wine job has the rest).
     step workflow-and-sim env TPHEAL_BUILD_DIR="$PWD/$root" \
       "$py" -m pytest -c pyproject.toml --junitxml="$reports/linux-windows-side.xml" \
@@ -134,6 +157,10 @@ case "$job" in
     [[ $(id -u) -eq 0 ]] || as_root chown -R "$(id -u):$(id -g)" build-win
     step make-windows "$py" -m pytest -c pyproject.toml --junitxml="$reports/wine.xml" \
       ci/test_windows.py -k "not on_the_sim"
+    # The Windows side of test_install.py: the package as a Windows user
+    # links it (the library cross-built alone, consumers static and DLL).
+    step install-windows "$py" -m pytest -c pyproject.toml --junitxml="$reports/wine-install.xml" \
+      -m windows ci/test_install.py
     ;;
   verify)
     must deps ci/deps.sh
@@ -157,6 +184,7 @@ case "$job" in
     must pytest-install python -m pip install --disable-pip-version-check pytest==8.3.4
     py=python
     step pytest env TPHEAL_BUILD_DIR="$PWD/$root" TPHEAL_BUILD_CONFIG=Release TPHEAL_UNIT_CONFIGS=default \
+      TPHEAL_HARNESS_JSON_DIR="$hjson" \
       python -m pytest -c pyproject.toml --junitxml="$reports/msvc.xml" ci/test_unit.py ci/test_scenarios.py
     ;;
   mingw)
@@ -165,11 +193,13 @@ case "$job" in
     must configure cmake -S . -B "$root" -G Ninja -DCMAKE_BUILD_TYPE="$type" -DTPHEAL_WERROR=ON
     must build cmake --build "$root" --parallel
     step ctest ctest --test-dir "$root" --output-on-failure --timeout 600
-    step pytest env TPHEAL_BUILD_DIR="$root" TPHEAL_UNIT_CONFIGS=default \
+    step pytest env TPHEAL_BUILD_DIR="$root" TPHEAL_UNIT_CONFIGS=default TPHEAL_HARNESS_JSON_DIR="$hjson" \
       python -m pytest -c pyproject.toml --junitxml="$reports/mingw.xml" ci/test_unit.py ci/test_scenarios.py
     # make stress's job on Windows: controlled and free-running runs on the
     # model and on the real Windows pool (tpheal-harness-realpool).
     step stress python ci/stress.py --build "$root" --seconds "$seconds"
+    ;;
+  annotate)
     ;;
   *)
     echo "ci/gate.sh: unknown job '$job'" >&2

@@ -18,6 +18,10 @@ changes some digest, and ci/test_golden.py names the scenario and item.
     --build DIR   the build to run (default $TPHEAL_BUILD_DIR, else build/):
                   `--check --build build/asan` is the cross-build check by hand
     --jobs N      harness processes at once (default 2: the CI machine's cores)
+    --exec-wrapper wine   run a Windows build's .exe files from Linux (the
+                  prefix: build/wineprefix, booted by ci/windows/wine-up.sh)
+    --items A,B   only these items (`--check`: compared with their lines only);
+                  `--items replay` is the replay items (ci/test_windows.py's set)
 
 To see what a change did to one item: `--show` before and after it (e.g. with
 `git stash`) and diff the two.  A deliberate change of behaviour regenerates
@@ -37,6 +41,7 @@ import json
 import os
 import pathlib
 import re
+import shlex
 import sys
 import tempfile
 
@@ -124,6 +129,47 @@ def _items() -> tuple[Item, ...]:
 ITEMS = _items()
 ITEM_NAMES = tuple(i.name for i in ITEMS)
 BY_NAME = {i.name: i for i in ITEMS}
+# The whole trace of every seed replayed, each strategy: what the promise "a
+# seed one build printed replays on another" is about.
+REPLAY_ITEMS = tuple(i for i in ITEMS if i.name.startswith("replay-"))
+
+
+def items_named(spec: str) -> tuple[Item, ...]:
+    """`--items`: names separated by commas, or `replay` for REPLAY_ITEMS."""
+    if spec == "replay":
+        return REPLAY_ITEMS
+    names = [n for n in spec.split(",") if n]
+    unknown = [n for n in names if n not in BY_NAME]
+    if unknown or not names:
+        raise ValueError(f"no item {', '.join(unknown) or repr(spec)} (items: replay, {', '.join(ITEM_NAMES)})")
+    return tuple(BY_NAME[n] for n in names)
+
+
+def wine_env(build: pathlib.Path, base=None) -> dict:
+    """The environment a Windows build's programs run in under Wine: the
+    build's own prefix (ci/windows/wine-env.sh's), no debug channels, no
+    Mono/Gecko prompts.  What the caller set wins."""
+    env = dict(os.environ if base is None else base)
+    env.setdefault("WINEPREFIX", str(build / "wineprefix"))
+    env.setdefault("WINEDEBUG", "-all")
+    env.setdefault("WINEDLLOVERRIDES", "mscoree,mshtml=")
+    env.setdefault("WINEARCH", "win64")
+    return env
+
+
+@dataclasses.dataclass
+class Wrapper:
+    """A command before every harness call (`wine` for a Windows build read
+    from Linux), and what it did that is not the run's.  A harness process
+    prints on stdout whatever its exit (exit 2's usage errors aside, which no
+    item makes); one that printed nothing and failed never reached the
+    harness: under Wine, 1 of ~4,700 processes at a load average of 15-20
+    exited 1 so (the same command then ran as pinned, 90 times of 90).  Such
+    a process is run once more, and `reruns` says which, with its exit and
+    stderr, so that the caller reports it; a second silent failure is the
+    item's text, stderr included."""
+    cmd: tuple[str, ...]
+    reruns: list[str] = dataclasses.field(default_factory=list)
 
 HEADER = """\
 # The golden corpus: sha256 (first 16 hex) of what each scenario of scenarios/
@@ -161,12 +207,14 @@ def build_dir(explicit: str | None = None) -> pathlib.Path:
 
 def program(build: pathlib.Path, failfast: bool) -> pathlib.Path:
     """The harness of a build, by conftest.binary's rule (a multi-config
-    generator's <config>/ first), without importing pytest."""
+    generator's <config>/ first), without importing pytest.  A Windows build
+    read from Linux (run through Wine) has its .exe found too."""
     name = "tpheal-harness-failfast" if failfast else "tpheal-harness"
     d = build / "harness" / "scenario"
     config = os.environ.get("TPHEAL_BUILD_CONFIG")
-    cands = ([d / config / (name + EXE)] if config else []) + [d / (name + EXE)]
-    return next((c for c in cands if c.is_file()), cands[-1])
+    suffixes = dict.fromkeys((EXE, ".exe"))
+    cands = [c for x in suffixes for c in ([d / config / (name + x)] if config else []) + [d / (name + x)]]
+    return next((c for c in cands if c.is_file()), cands[0])
 
 
 def missing_programs(build: pathlib.Path) -> list[pathlib.Path]:
@@ -184,7 +232,13 @@ def _neutral(text: str, exe: pathlib.Path) -> str:
     rate (schedules/s, the one wall-time figure of a failing run's text).
     None occurs in a passing run's item; each would make a failing item
     differ between two builds that ran the same run, which is not the
-    divergence this pins."""
+    divergence this pins.  A Windows program names itself by its Windows
+    path with its suffix, quoted for the shell (a path with `\\` is not a
+    plain word: scn_shell_word), under Wine its Linux path as drive Z:; each
+    form becomes the bare name a Linux build prints."""
+    if exe.suffix == ".exe":
+        for path in dict.fromkeys((str(exe), "Z:" + str(exe).replace("/", "\\"))):
+            text = text.replace(f"'{path}'", exe.stem).replace(path, exe.stem)
     text = text.replace(str(exe.parent) + os.sep, "")
     text = re.sub(r"schedules/s=[0-9.]+", "schedules/s=*", text)
     text = re.sub(r" classes=(at least )?[0-9]+$", "", text, flags=re.M)
@@ -208,16 +262,27 @@ def harness_env(base=None) -> dict:
     return env
 
 
-def _one_run(exe: pathlib.Path, shown: list[str], args: list[str], cwd, item: Item, env) -> str:
+def _one_run(exe: pathlib.Path, shown: list[str], args: list[str], cwd, item: Item, env,
+             wrapper: Wrapper | None = None) -> str:
     """One harness process as an item's text: the command as shown, its exit
     status, then its output (JSON objects without wall time, or the text as
     printed), and a sanitizer's report from stderr, which is otherwise not
-    pinned (warnings, progress): the report itself makes the item differ."""
-    r = procs.run_bounded([str(exe), *args], TIMEOUT, cwd=cwd, env=harness_env(env), merge=False)
+    pinned (warnings, progress): the report itself makes the item differ.
+    A Windows program writes stdout in the C runtime's text mode, each \\n
+    as \\r\\n: that is the platform's line end, not the run, so it is read
+    back as \\n (a \\r the harness printed itself would still show)."""
+    cmd = [*(wrapper.cmd if wrapper else ()), str(exe), *args]
+    r = procs.run_bounded(cmd, TIMEOUT, cwd=cwd, env=harness_env(env), merge=False)
+    if wrapper and r.rc and not r.out:
+        wrapper.reruns.append(f"{' '.join(shown)}: exit {r.rc}, nothing on stdout; stderr: {r.err[-500:]!r}")
+        r = procs.run_bounded(cmd, TIMEOUT, cwd=cwd, env=harness_env(env), merge=False)
     head = f"$ {' '.join(shown)}\n"
     if r.rc is None:
         return head + f"timed out after {TIMEOUT:.0f} s\n"
-    body = _neutral(r.out, exe)
+    if wrapper and r.rc and not r.out:
+        return head + f"exit {r.rc}, nothing on stdout; stderr:\n{r.err[-2000:]}"
+    out = r.out.replace("\r\n", "\n") if exe.suffix == ".exe" else r.out
+    body = _neutral(out, exe)
     if item.json:
         try:
             body = "".join(json.dumps(_strip_time(o)) + "\n" for o in HJ.objects(body))
@@ -230,16 +295,16 @@ def _one_run(exe: pathlib.Path, shown: list[str], args: list[str], cwd, item: It
     return text
 
 
-def run_item(build: pathlib.Path, name: str, item: Item, env=None) -> str:
+def run_item(build: pathlib.Path, name: str, item: Item, env=None, wrapper: Wrapper | None = None) -> str:
     """The undigested text of one item.  The scenario is named relative to
     the repository, from its root, so the paths inside the output are the
     same on every machine."""
     cmd = command(name, item)
     exe = program(build, cmd[0].endswith("failfast"))
-    return _one_run(exe, cmd, cmd[1:], REPO, item, env)
+    return _one_run(exe, cmd, cmd[1:], REPO, item, env, wrapper)
 
 
-def run_flips(build: pathlib.Path, name: str, item: Item, env=None) -> str:
+def run_flips(build: pathlib.Path, name: str, item: Item, env=None, wrapper: Wrapper | None = None) -> str:
     """The failure reports of the scenario's failing copies, in line order
     (ci/golden_flips.py).  Each copy is written to a fresh directory and run
     from there by its bare file name, which is all its report names of it."""
@@ -251,11 +316,13 @@ def run_flips(build: pathlib.Path, name: str, item: Item, env=None) -> str:
         for line, flipped in GF.flips(text):
             copy = GF.flip_name(SCENARIO_DIR / f"{name}.scn", line)
             (pathlib.Path(d) / copy).write_text(flipped, encoding="utf-8")
-            out.append(_one_run(exe, [cmd[0], *item.args, copy], [*item.args, copy], d, item, env))
+            out.append(_one_run(exe, [cmd[0], *item.args, copy], [*item.args, copy], d, item, env,
+                                wrapper))
     return "".join(out) or "no expect or assert line compares\n"
 
 
-def scenario_items(build: pathlib.Path, name: str, items=ITEMS, env=None) -> dict[str, str]:
+def scenario_items(build: pathlib.Path, name: str, items=ITEMS, env=None,
+                   wrapper: Wrapper | None = None) -> dict[str, str]:
     """Every item of one scenario.  `run` goes first: a scenario it declines
     (exit 3, nothing ran) is recorded as declined for every other item, with
     the run's `declined` object saying why."""
@@ -263,25 +330,26 @@ def scenario_items(build: pathlib.Path, name: str, items=ITEMS, env=None) -> dic
     first = next((i for i in items if i.name == "run"), None)
     declined = None
     if first is not None:
-        out["run"] = run_item(build, name, first, env)
+        out["run"] = run_item(build, name, first, env, wrapper)
         if out["run"].split("\n", 2)[1] == "exit 3":
             declined = out["run"]
     for it in items:
         if it.name == "run":
             continue
         out[it.name] = (f"declined (see the run item)\n{declined}" if declined
-                        else (run_flips if it.flips else run_item)(build, name, it, env))
+                        else (run_flips if it.flips else run_item)(build, name, it, env, wrapper))
     return out
 
 
-def collect(build: pathlib.Path, names=None, items=ITEMS, jobs: int = 2, env=None) -> dict[tuple[str, str], str]:
+def collect(build: pathlib.Path, names=None, items=ITEMS, jobs: int = 2, env=None,
+            wrapper: Wrapper | None = None) -> dict[tuple[str, str], str]:
     """(scenario, item) -> text, over the corpus (or `names`).  A small pool
     of harness processes; the result is keyed, so its order is the caller's
-    sort, never the order the processes finished in."""
+    sort, never the order the processes finished in.  wrapper: see Wrapper."""
     names = corpus() if names is None else list(names)
     out: dict[tuple[str, str], str] = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futs = {n: pool.submit(scenario_items, build, n, items, env) for n in names}
+        futs = {n: pool.submit(scenario_items, build, n, items, env, wrapper) for n in names}
         for n, f in futs.items():
             for item, text in f.result().items():
                 out[(n, item)] = text
@@ -341,12 +409,25 @@ def main(argv=None) -> int:
     g.add_argument("--list", action="store_true", help="the items and their commands")
     ap.add_argument("--build", help="the build directory (default $TPHEAL_BUILD_DIR, else build/)")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--exec-wrapper", default="", help="a command before every harness call, e.g. wine "
+                    "(the build's Wine prefix must be up: ci/windows/wine-up.sh BUILD)")
+    ap.add_argument("--items", help="only these items, comma-separated, or `replay` (the replay items)")
     a = ap.parse_args(argv)
     if a.list:
         for it in ITEMS:
             print(f"{it.name:16} tpheal-harness {' '.join(it.args)} scenarios/NAME.scn\n{'':16} {it.why}")
         return 0
     build = build_dir(a.build)
+    try:
+        items = items_named(a.items) if a.items else ITEMS
+    except ValueError as e:
+        print(f"golden.py: --items: {e}", file=sys.stderr)
+        return 2
+    if a.update and items != ITEMS:
+        print("golden.py: --update writes every item; --items is for --check", file=sys.stderr)
+        return 2
+    wrapper = Wrapper(tuple(shlex.split(a.exec_wrapper))) if a.exec_wrapper.strip() else None
+    env = wine_env(build) if wrapper else None
     if missing_programs(build):
         print(f"golden.py: {', '.join(map(str, missing_programs(build)))} missing: build first (make)",
               file=sys.stderr)
@@ -358,16 +439,19 @@ def main(argv=None) -> int:
             print(f"golden.py: no item {item!r} of scenario {name!r} (items: {', '.join(ITEM_NAMES)})",
                   file=sys.stderr)
             return 2
-        items = [BY_NAME[item]] if item == "run" else [BY_NAME["run"], BY_NAME[item]]
-        sys.stdout.write(scenario_items(build, name, items)[item])
+        shown = [BY_NAME[item]] if item == "run" else [BY_NAME["run"], BY_NAME[item]]
+        sys.stdout.write(scenario_items(build, name, shown, env, wrapper)[item])
         return 0
-    got = digests(collect(build, jobs=a.jobs))
+    got = digests(collect(build, items=items, jobs=a.jobs, env=env, wrapper=wrapper))
+    for line in wrapper.reruns if wrapper else ():
+        print(f"golden.py: ran again: {line}", file=sys.stderr)
     if a.update:
         GOLDEN.parent.mkdir(exist_ok=True)
         GOLDEN.write_text(format_golden(got), encoding="utf-8")
         print(f"golden.py: wrote {len(got)} digests of {len(corpus())} scenarios to {GOLDEN.relative_to(REPO)}")
         return 0
-    diff = differences(read_golden(), got)
+    wanted = {i.name for i in items}
+    diff = differences({k: v for k, v in read_golden().items() if k[1] in wanted}, got)
     for line in diff:
         print(line)
     print(f"golden.py: {build}: {len(diff)} of {len(got)} items differ from {GOLDEN.relative_to(REPO)}")

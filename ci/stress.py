@@ -57,12 +57,6 @@ FREE_RUN_MAX_MS = 60_000
 # one run a batch that hangs or dies without a word (a kill under Wine prints
 # no crash line) is still attributed to its seed, run_seed(base, 0).
 FREE_RUN_COUNT = 1
-# PCT's k before a scenario's first controlled batch has measured it: the
-# scheduler's own default (sched_options.pct_steps 0 = 200), passed explicitly
-# so the replay line carries it -- `run --strategy pct` without --pct-steps
-# measures k by a probe run instead, so a replay line without it replayed
-# another run.
-PCT_STEPS_UNMEASURED = 200
 # Most failure files written per (scenario, mode); all failures are counted.
 MAX_FAILURE_FILES = 20
 # Most failures printed as they happen per (scenario, mode).
@@ -150,7 +144,6 @@ class Run:
         self.res = R.Results(master_seed=self.master, shards=[str(self.shard)],
                              sanitize=args.sanitize or "", budget_seconds=args.seconds)
         self.files_written: dict = {}
-        self.pct_steps: dict = {}   # scenario -> PCT k (largest choice_points seen)
         self.skipped: dict = {}     # (scenario, mode) -> why the harness declined it
         self.bad_input: set = set()  # scenarios the harness could not read (reported once)
         self.sampled: dict = {}     # scenario -> why it says it is sampled (its batches say)
@@ -263,7 +256,6 @@ class Run:
                     b = take()
                     if b is None:
                         return
-                    k = self.pct_steps.get(b.scenario, PCT_STEPS_UNMEASURED)
                     first = adaptive and src.positions[b.k] < src.cycle_len
                     if adaptive:
                         src.sampled = set(self.sampled)  # as the batches so far said
@@ -275,7 +267,7 @@ class Run:
                     max(1, int((until - now) * 1000))
                 t, new = time.monotonic(), 0
                 try:
-                    new = self.run_batch(b, slice_ms, k, run_ms)
+                    new = self.run_batch(b, slice_ms, run_ms)
                 finally:  # a batch that raised still has an outcome: the others wait for it
                     if adaptive:
                         with self.cond:
@@ -345,9 +337,12 @@ class Run:
         know the exec wrapper it was run through, so that is put in front."""
         return " ".join([shjoin(self.wrapper), command]) if self.wrapper else command
 
-    def run_batch(self, b: P.Batch, max_ms: int, pct_steps: int, max_run_ms: int = 0) -> int:
+    def run_batch(self, b: P.Batch, max_ms: int, max_run_ms: int = 0) -> int:
         """Runs batch b; returns how many behaviour classes it found that
         its scenario had not shown before (the allocation's yield)."""
+        # PCT's k is the harness's one definition (a probe run's choice
+        # points, scn_campaign_pct_steps): no --pct-steps is passed, and the
+        # batch says the k its runs used, which its failures' commands carry.
         # A batch stops itself after max_ms; one run may still be long (the
         # native mode waits out real timers), so allow a generous margin.
         t = time.monotonic()
@@ -355,9 +350,9 @@ class Run:
         # The harness names itself in its replay lines as invoked: by the
         # path relative to here, as the failure files always named it.
         o = self.call_for(b.scenario, lambda exe: H.batch_cmd(invoked(exe), b, count, max(1, max_ms),
-                                                              pct_steps, max_run_ms),
+                                                              0, max_run_ms),
                           batch_timeout(b.mode, max_ms, max_run_ms), b.mode)
-        cmd = H.batch_cmd(self.exe_for(b.scenario, b.mode), b, count, max(1, max_ms), pct_steps)
+        cmd = H.batch_cmd(self.exe_for(b.scenario, b.mode), b, count, max(1, max_ms), 0)
         secs = time.monotonic() - t
         d = o.data[-1] if o.data else {}
         fails = d.get("failures", [])
@@ -390,17 +385,15 @@ class Run:
                 new += A.REACH_VALUE * new_reach
                 if d.get("sampled"):
                     self.sampled[b.scenario] = d["sampled"]
-            if b.mode == "controlled" and d.get("max_choice_points", 0) > self.pct_steps.get(b.scenario, 0):
-                self.pct_steps[b.scenario] = d["max_choice_points"]
         for f in fails:
-            self.record(b, f, pct_steps)
+            self.record(b, f, d.get("pct_steps", 0))
         if not o.ok:
             if o.returncode == 2:  # bad input: the scenario does not parse
                 with self.lock:
                     if b.scenario in self.bad_input:
                         return new
                     self.bad_input.add(b.scenario)
-            self.record_broken_batch(b, o, cmd, pct_steps)
+            self.record_broken_batch(b, o, cmd, d.get("pct_steps", 0))
         return new
 
     # ---- failures -----------------------------------------------------------
@@ -408,7 +401,10 @@ class Run:
         seed = int(str(f.get("seed", "0")), 0)
         entry = {"scenario": b.scenario, "mode": b.mode, "strategy": b.strategy,
                  "depth": b.depth, "pct_steps": pct_steps, "seed": seed, "batch": b.k,
-                 "status": f.get("status", "failed"), "reason": f.get("reason", "")}
+                 "status": f.get("status", "failed"), "reason": f.get("reason", ""),
+                 "line": f.get("line", 0),
+                 # what failed, as data (the harness's failure kind; the reason is its prose)
+                 "kind": f.get("kind", "")}
         # The commands are the harness's, as its run path prints them: a
         # controlled run's replay by seed, a free-running run's model hint.
         if f.get("model_hint"):
@@ -503,6 +499,10 @@ class Run:
             seed = entry["seed"]
             name = failure_file_name(entry)
             entry["file"] = rel(self.fail_dir / name)
+        draw = H.timeline_argv(entry["replay"], self.fail_dir / (name[:-4] + ".html")) \
+            if entry["mode"] == "controlled" and not self.wrapper else None
+        if draw and self.call(draw, 60, entry["mode"]).returncode in (0, 1):
+            entry["timeline"] = rel(self.fail_dir / (name[:-4] + ".html"))  # the picture beside the text
         text = failure_text(entry, self.master)
         (self.fail_dir / name).write_text(text)
         if n >= MAX_FAILURE_NOTES:
@@ -762,11 +762,15 @@ def failure_text(e: dict, master: int) -> str:
         lines.append(f"strategy:  {e['strategy']}" + (f" depth {e['depth']}" if e['strategy'] == 'pct' else ""))
     if e.get("fault"):
         lines.append(f"fault:     {e['fault']}")
-    lines += [f"seed:      {e['seed']}", f"status:    {e['status']}",
-              f"reason:    {e['reason']}", f"master:    {master} (batch {e.get('batch')})", "",
+    lines += [f"seed:      {e['seed']}", f"status:    {e['status']}"]
+    if e.get("kind"):
+        lines.append(f"kind:      {e['kind']}")
+    lines += [f"reason:    {e['reason']}", f"master:    {master} (batch {e.get('batch')})", "",
               f"{e.get('replay_label', 'replay')}:", f"  {e['replay']}"]
     if e.get("batch_replay"):
         lines += ["the same run inside its batch:", f"  {e['batch_replay']}"]
+    if e.get("timeline"):
+        lines += [f"the run as a picture (replay --timeline): {e['timeline']}"]
     rep = e.get("reproduction")
     if rep is not None:
         lines += ["", "controlled re-run from the same seed: " +

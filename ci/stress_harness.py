@@ -29,6 +29,7 @@ import dataclasses
 import os
 import pathlib
 import re
+import shlex
 import signal
 
 import harness_json  # the harness's JSON contract (harness/json-schema.json)
@@ -185,3 +186,17 @@ def run_cmd(harness, scenario: str, seed: int, mode: str, strategy: str = "",
     if json_out:
         cmd.append("--json")
     return cmd
+
+
+def timeline_argv(replay: str, html: pathlib.Path) -> list[str] | None:
+    """A controlled failure's replay command (the harness's own, as its batch
+    printed it) drawing the run into html (`replay --timeline`,
+    docs/scenarios.md), or None for what is no plain replay: a fault loop's,
+    a free-running run's model hint, a command behind an exec wrapper."""
+    try:
+        argv = shlex.split(replay)
+    except ValueError:
+        return None
+    if len(argv) < 3 or argv[1] != "replay":
+        return None
+    return [*argv, "--timeline", str(html)]

@@ -175,7 +175,7 @@ def test_report_is_byte_identical_across_replays(race):
 
 # ---- item 5: help, numbers, exclusive options, the interleaving cap, progress ------
 
-@pytest.mark.parametrize("cmd", ["run", "replay", "list", "bench"])
+@pytest.mark.parametrize("cmd", ["run", "verify", "replay", "list", "bench", "stress-batch", "stress-faultloop"])
 def test_every_command_has_help(cmd):
     h = exe()
     for args in ([cmd, "--help"], ["help", cmd], [cmd, "-h"]):
@@ -183,6 +183,31 @@ def test_every_command_has_help(cmd):
         assert p.returncode == 0 and p.stdout.startswith(f"usage: tpheal-harness {cmd}"), (args, p.stdout)
     p = run([h, "help"])
     assert p.returncode == 0 and f"tpheal-harness {cmd}" in p.stdout
+
+
+def test_every_command_the_synopsis_prints_answers_help():
+    """What `help` lists is what answers `help X` and `X --help` (stress-faultloop,
+    which stress prints as its replay, once answered "did you mean 'stress-faultloop'?")."""
+    h = exe()
+    listed = re.findall(r"^(?:usage:|      ) tpheal-harness ([a-z-]+)", run([h, "help"]).stdout, re.M)
+    assert {"stress-batch", "stress-faultloop", "run", "replay"} <= set(listed), listed
+    for cmd in listed:
+        for args in (["help", cmd], [cmd, "--help"]):
+            p = run([h, *args])
+            assert p.returncode == 0 and p.stdout.startswith(f"usage: tpheal-harness {cmd}"), (args, p.stderr)
+
+
+def test_faultloop_trace_prints_every_record_of_the_one_site(tmp_path):
+    h = exe()
+    # the healer's pool creation failed: the run goes on, the healer retried later
+    scn = str(REPO / "scenarios" / "default-pool-stall-healed-in-window.scn")
+    p = run([h, "stress-faultloop", "--seed", "1", "--only", "pool-create:1", "--trace", scn])
+    assert p.returncode == 0, p.stderr
+    assert "trace (every record of the run):\n#1 t=" in p.stderr, p.stderr
+    records = re.findall(r"^#(\d+) t=", p.stderr, re.M)
+    assert [int(n) for n in records] == list(range(1, len(records) + 1)) and len(records) > 5, records
+    p = run([h, "stress-faultloop", "--seed", "1", "--trace", scn])
+    assert p.returncode == 2 and "--trace prints one run's records: give it with --only KIND:N" in p.stderr
 
 
 @pytest.mark.parametrize("args", [
@@ -392,3 +417,37 @@ def test_replay_trace_shows_callbacks_starting_and_returning_and_keeps_the_sched
     i_plain = re.findall(r"interleaving: (\w+)", plain.stdout)
     i_traced = re.findall(r"interleaving: (\w+)", traced.stdout)
     assert i_plain and i_plain == i_traced, (plain.stdout, traced.stdout)
+
+
+def test_replay_continue_after_a_change_says_where_the_schedule_stopped_fitting(tmp_path):
+    """An old failure's schedule after a change: plain replay diverges (exit 1,
+    the run is not the recorded one); --continue replays what still fits, goes
+    on seeded, says where the two parted, and prints a schedule that replays
+    the continued run exactly."""
+    h = exe()
+    old = (REPO / "scenarios" / "work-cancel-pending.scn").read_text()
+    (tmp_path / "s.scn").write_text(old)
+    p = run([h, "replay", "--seed", "3", "--strategy", "random", "s.scn"], cwd=tmp_path)
+    sched = re.search(r"^  schedule: (\S+)$", p.stdout, re.M).group(1)
+    (tmp_path / "s.scn").write_text(old + "thread B\n  submit W\nend\n")  # the change
+    p = run([h, "replay", "--schedule", sched, "s.scn"], cwd=tmp_path)
+    assert p.returncode == 1 and "replay diverged at item" in p.stdout, p.stdout
+    outs = [run([h, "replay", "--schedule", sched, "--continue", "s.scn"], cwd=tmp_path) for _ in range(2)]
+    q = outs[0]
+    assert q.returncode in (0, 1) and outs[1].stdout == q.stdout, q.stdout + q.stderr
+    m = re.match(r"CONTINUED s\.scn: the schedule fit up to item (\d+), then (.*); went on as a random walk "
+                 r"from seed 0 ", q.stdout)
+    assert m and "not runnable" in m.group(2), q.stdout
+    assert "replay diverged" not in q.stdout
+    new = re.search(r"^  schedule: (\S+)$", q.stdout, re.M).group(1)
+    r2 = run([h, "replay", "--schedule", new, "s.scn"], cwd=tmp_path)
+    hash_of = lambda out: re.search(r"interleaving: ([0-9a-f]{16})", out).group(1)  # noqa: E731
+    assert r2.returncode == q.returncode and hash_of(r2.stdout) == hash_of(q.stdout), r2.stdout
+    # unchanged, the whole schedule fits
+    (tmp_path / "s.scn").write_text(old)
+    q = run([h, "replay", "--schedule", sched, "--continue", "s.scn"], cwd=tmp_path)
+    assert q.stdout.startswith("CONTINUED s.scn: the whole schedule fit"), q.stdout
+    # --continue needs a schedule; the continuation is a random walk from --seed
+    assert run([h, "replay", "--continue", "--seed", "1", "s.scn"], cwd=tmp_path).returncode == 2
+    assert run([h, "replay", "--schedule", sched, "--continue", "--strategy", "pct", "s.scn"],
+               cwd=tmp_path).returncode == 2

@@ -287,3 +287,87 @@ def test_msvc_mode_pass_catches_a_w4_warning(tmp_path):
     _, rc, out = msvc_mode.check(msvc_mode.clang(), {"file": str(src), "directory": str(tmp_path),
                                                       "command": "cc -c c4244.c"})
     assert rc != 0 and "implicit-int-float-conversion" in out, out
+
+
+# ---- the failures, where the pull request shows them (ci/gate_annotate.py) -------
+
+# A scenario that fails at its line 9 for every seed: the callback runs once.
+FAILING = """# purpose: a fixture for the gate's annotations: fails on every seed
+work W
+thread A
+  submit W
+  wait W
+end
+# the next line is line 9
+expect calls(W) == 1
+expect calls(W) == 2
+"""
+
+
+def annotation_fixture(tmp_path):
+    """A failing corpus run's JSON as test_scenarios.py keeps it, a stress
+    result with a failure, and a sweep report with a survivor."""
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "fails.scn").write_text(FAILING)
+    harness = conftest.binary("harness/scenario/tpheal-harness")
+    rc, out = run_bounded([harness, "run", "scenarios/fails.scn", "--seeds", "3", "--json"], 60, cwd=tmp_path)
+    assert rc == 1, out
+    reports = tmp_path / "reports"
+    (reports / "harness").mkdir(parents=True)
+    (reports / "harness" / "fails.jsonl").write_text(out)
+    build = tmp_path / "build"
+    (build / "stress").mkdir(parents=True)
+    (build / "stress" / "results.json").write_text(json.dumps({"failures": [{
+        "scenario": "scenarios/fails.scn", "mode": "controlled", "status": "oracle", "line": 9,
+        "reason": "line 9: expect `calls ( W ) == 2` failed (left 1, right 2)", "seed": 5,
+        "replay": "h replay --seed 5 --strategy random scenarios/fails.scn",
+        "replay_schedule": "h replay --schedule 'main:1.2.3.4.5.6.7.8.9' scenarios/fails.scn"}]}))
+    (build / "sabotage").mkdir()
+    (build / "sabotage" / "mutation-report.json").write_text(json.dumps({"files": {"core/src/healer.c": {
+        "mutants": [
+            {"id": "healer-recheck-dropped", "status": "Survived", "description": "the re-check dropped",
+             "location": {"start": {"line": 142, "column": 5}}},
+            {"id": "healer-lock-dropped", "status": "Killed", "description": "caught",
+             "location": {"start": {"line": 140, "column": 5}}}]}}}))
+    return reports, build
+
+
+def test_gate_turns_failures_into_annotations_and_a_summary(tmp_path):
+    if shutil.which("bash") is None:
+        pytest.skip("ci/gate.sh needs bash")
+    reports, build = annotation_fixture(tmp_path)
+    summary = tmp_path / "summary.md"
+    env = dict(os.environ, TPHEAL_GATE_REPORTS=str(reports), TPHEAL_GATE_BUILD=str(build),
+               GITHUB_STEP_SUMMARY=str(summary))
+    p = subprocess.run(["bash", "ci/gate.sh", "annotate"], cwd=REPO, env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    errors = [l for l in p.stdout.splitlines() if l.startswith("::error ")]
+    # the corpus run: every seed failed at line 9, one annotation with the count and a replay
+    scn = [l for l in errors if l.startswith("::error file=scenarios/fails.scn,line=9,title=scenario failed%3A a check::")]
+    assert len(scn) == 1, errors
+    assert "line 9: expect `calls ( W ) == 2` failed (left 1, right 2) (3 failures here)" in scn[0], scn
+    replay = scn[0].split("%0Areplay: ")[1]
+    assert " replay --seed " in replay and replay.endswith(" scenarios/fails.scn"), replay
+    # the printed command replays the failure where the harness ran
+    q = subprocess.run(replay, shell=True, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert q.returncode == 1 and "expect `calls ( W ) == 2` failed" in q.stdout, q.stdout + q.stderr
+    # stress: the shorter of its two replay commands
+    st = [l for l in errors if "title=stress controlled failed (oracle)" in l]
+    assert len(st) == 1 and st[0].startswith("::error file=scenarios/fails.scn,line=9,"), errors
+    assert st[0].endswith("%0Areplay: h replay --seed 5 --strategy random scenarios/fails.scn"), st
+    # the surviving sabotage entry on its core/src line; the killed one is no annotation
+    sab = [l for l in errors if l.startswith("::error file=core/src/healer.c,")]
+    assert sab == ["::error file=core/src/healer.c,line=142,title=sabotage healer-recheck-dropped survived::"
+                   "the re-check dropped"], errors
+    assert len(errors) == 3, errors
+    table = summary.read_text()
+    assert "| where | what | replay |" in table and "`scenarios/fails.scn:9`" in table
+    assert f"`{replay}`" in table and "`core/src/healer.c:142`" in table, table
+
+
+def test_annotation_escapes_what_github_would_read_as_syntax():
+    import gate_annotate as GA
+    f = GA.Finding("a,b:c.scn", 3, "x, y: z", "100% done\nnext line")
+    line = GA.annotation(f)
+    assert line == "::error file=a%2Cb%3Ac.scn,line=3,title=x%2C y%3A z::100%25 done%0Anext line", line

@@ -26,6 +26,8 @@ import golden as G  # noqa: E402  (ci/ is on the path: conftest)
 #         for ASan (harness/sched/fiber_asan.h);
 #   tsan: clang, the race build: every fiber a TSan fiber, stacks never
 #         reused, the race detector inside the run (docs/races.md).
+# The Windows build is held to the file itself, under Wine, in the wine job
+# (ci/test_windows.py: test_windows_build_replays_the_golden_corpus_under_wine).
 # Not here: noheal (TPHEAL_SELF_HEAL=OFF) builds no scenario harness at all
 # (harness/CMakeLists.txt: the engine exists only where the self-heal does),
 # and a core without the self-heal runs other runs by design.
@@ -117,3 +119,39 @@ def test_other_build_runs_the_same_runs(name, builddir, default_texts):
                                        if len(udiff) > MAX_DIFF_LINES else [])
     lines += ["", f"Each build's text: python3 ci/golden.py --show {s} {i} [--build {d}]"]
     pytest.fail("\n".join(lines), pytrace=False)
+
+
+def test_a_windows_program_path_reads_as_the_linux_name():
+    """A failure report's replay command starts with the program as it names
+    itself: `<dir>/tpheal-harness` on Linux, under Wine its Windows path,
+    quoted, with .exe (the flips item differed in 51 of 59 scenarios by that
+    alone).  Each reads as the bare name."""
+    import pathlib
+    tail = " replay --seed 1 --strategy random x.scn\n"
+    linux = pathlib.Path("/w/build/harness/scenario/tpheal-harness")
+    win = pathlib.Path("/w/build-win/harness/scenario/tpheal-harness.exe")
+    want = "  replay by seed: tpheal-harness" + tail
+    assert G._neutral(f"  replay by seed: {linux}" + tail, linux) == want
+    wine_path = r"Z:\w\build-win\harness\scenario\tpheal-harness.exe"
+    assert G._neutral(f"  replay by seed: '{wine_path}'" + tail, win) == want
+    assert G._neutral(f"  replay by seed: {win}" + tail, win) == want
+
+
+def test_a_wrapped_process_that_never_reached_the_harness_runs_again(tmp_path):
+    """Under a wrapper (Wine), a process that failed with nothing on stdout
+    is run once more and named in Wrapper.reruns; failing so twice, the
+    item's text says so with the stderr.  The wrapper here fails silently
+    the first time, as Wine did once in ~4,700 runs."""
+    marker = tmp_path / "failed-once"
+    flaky = G.Wrapper(("sh", "-c", f'[ -e "{marker}" ] || {{ touch "{marker}"; echo lost >&2; exit 1; }}; '
+                       'exec "$@"', "sh"))
+    exe = tmp_path / "prog.exe"
+    exe.write_text("#!/bin/sh\nprintf 'PASS\\r\\n'\n")
+    exe.chmod(0o755)
+    item = G.BY_NAME["replay-random-1"]
+    assert G._one_run(exe, ["prog"], [], tmp_path, item, None, flaky) == "$ prog\nexit 0\nPASS\n"
+    assert len(flaky.reruns) == 1 and "exit 1" in flaky.reruns[0] and "lost" in flaky.reruns[0]
+    broken = G.Wrapper(("sh", "-c", "echo lost >&2; exit 1", "sh"))
+    text = G._one_run(exe, ["prog"], [], tmp_path, item, None, broken)
+    assert text.startswith("$ prog\nexit 1, nothing on stdout; stderr:\n") and "lost" in text, text
+    assert len(broken.reruns) == 1

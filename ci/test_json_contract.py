@@ -4,6 +4,7 @@ against its type's definition -- no field the schema does not name, none it
 requires missing -- and every type the schema lists is seen, so neither a
 writer site nor the schema can drift from the other unnoticed."""
 import json
+import re
 import subprocess
 import sys
 
@@ -71,6 +72,27 @@ def test_every_object_of_every_command_matches_the_schema(tmp_path):
              for f in batch_failures}
     assert kinds == {("replay", "replay_schedule"), ("model_hint",)}, batch_failures
     assert seen["summary"] >= 2 * len(CORPUS) - 2, seen
+
+
+def test_failure_kinds_are_the_harness_table():
+    """The contract's failure kinds are SCN_FAILURE_KIND_MAP's rows, in its
+    order (harness/scenario/scn_failure.h), and a failing run carries its
+    kinds: `kind` the first failure's, `kinds` every one's in report order."""
+    header = (REPO / "harness" / "scenario" / "scn_failure.h").read_text(encoding="utf-8")
+    table = ["none"] + re.findall(r'^\s*X\([A-Z_]+, "([a-z-]+)", (?:true|false)\)', header, re.M)
+    assert HJ.schema()["definitions"]["failureKind"]["enum"] == table
+    assert len(table) == len(set(table)) > 20
+
+
+def test_a_failing_run_carries_its_kinds(tmp_path):
+    bad = tmp_path / "two.scn"
+    bad.write_text(FAILING.replace("  wait W\n", "  wait W\n  assert 1 == 2\n"))
+    objs = objects_of([harness(), "run", str(bad), "--seeds", "1", "--json"])
+    [f] = HJ.of_type(objs, "failure")
+    assert (f["kind"], f["kinds"]) == ("assert-failed", ["assert-failed", "expect-failed"]), f
+    [b] = HJ.of_type(objects_of([harness(), "stress-batch", "--mode", "controlled", "--base", "0x5", "--count", "1",
+                                 str(bad)]), "batch")
+    assert [x["kind"] for x in b["failures"]] == ["assert-failed"], b
 
 
 def test_the_schema_refuses_what_the_harness_does_not_write():

@@ -270,9 +270,10 @@ def test_the_generated_cases_cover_every_strategy_kind_and_awkward_character():
 # harness was started, each reproduces its failure -- and to the same text
 # as `run` prints for that seed (one builder, scn_report.c).
 BATCH_CASES = [
-    # (strategy, kind): random and PCT (k not given: the batch says the
-    # scheduler's default), the fail-fast sibling's process end, and a
-    # free-running failure, whose command is the model hint
+    # (strategy, kind): random and PCT (k not given: the batch and `run` both
+    # take it from the one definition, the campaign's probe), the fail-fast
+    # sibling's process end, and a free-running failure, whose command is the
+    # model hint
     ("random", "oracle"), ("pct", "expectation"), ("random", "crash"), ("native", "expectation")]
 
 
@@ -295,9 +296,11 @@ def test_a_failed_batchs_commands_reproduce_its_failures_as_pasted(tmp_path, str
     assert batch["failures"], batch
     for f in batch["failures"]:
         seed = int(f["seed"], 16)
-        # the same text `run` prints for that run
+        # the same text `run` prints for that run (PCT: the same k, unasked)
         recipe = ["--mode", "native"] if native else \
-            ["--strategy", strategy] + (["--depth", "2", "--pct-steps", "200"] if strategy == "pct" else [])
+            ["--strategy", strategy] + (["--depth", "2"] if strategy == "pct" else [])
+        if strategy == "pct":
+            assert f" --pct-steps {batch['pct_steps']} " in f["replay"] and batch["pct_steps"] != 200, (batch, f)
         r = subprocess.run([argv0, "run", scn, "--seed", str(seed), *recipe], cwd=cwd, env=env,
                            capture_output=True, timeout=300)
         printed = {label.decode(): cmd.decode("utf-8", "surrogateescape")

@@ -444,15 +444,21 @@ def test_entry_file_must_be_tracked(fx, tmp_path):
 
 
 def test_harness_text_kinds():
+    """The class comes from the block's `status:` and `kind:` lines; the
+    failure lines (prose) are not read: each case's prose says another
+    class's words."""
     block = ("FAILURE s.scn\n  purpose: p\n  seed: 41  strategy: pct depth 3 steps 0\n"
-             "  status: {st}  steps: 9  interleaving: 00\n  failures:\n    {why}\n")
+             "  status: {st}  steps: 9  interleaving: 00\n  kind: {k}\n  failures:\n    {why}\n")
     tail = "FAIL s.scn  runs=50 failures=3 schedules/s=1.0 steps/run=9\n"
-    for st, why, kind in (("deadlock", "deadlock", "deadlock"), ("livelock", "run: livelock", "livelock"),
-                          ("ok", "oracle repairs_run >= 1 broken", "oracle"),
-                          ("ok", "the sim reported misuse:", "misuse"),
-                          ("process-ended", "the process was ended: tpheal: pool-unrepairable", "fail-fast")):
-        out = "x\n" + block.format(st=st, why=why) + block.format(st="ok", why="later") + tail
-        assert sweep.parse_harness(1, out)[:4] == (True, kind, 42, "41"), (st, why)
+    for st, k, why, kind in (("deadlock", "deadlock", "the sim reported misuse:", "deadlock"),
+                             ("livelock", "livelock", "expected a deadlock", "livelock"),
+                             ("ok", "expect-failed", "the sim reported misuse:", "oracle"),
+                             ("ok", "misuse", "oracle repairs_run >= 1 broken", "misuse"),
+                             ("ok", "expected-misuse", "line 3: expect", "misuse"),
+                             ("process-ended", "fail-fast", "expected 2, got 1", "fail-fast"),
+                             ("process-ended", "expected-fail-fast", "the process was ended", "oracle")):
+        out = "x\n" + block.format(st=st, k=k, why=why) + block.format(st="ok", k="op-result", why="later") + tail
+        assert sweep.parse_harness(1, out)[:4] == (True, kind, 42, "41"), (st, k, why)
     assert sweep.parse_harness(0, "PASS s.scn  runs=50 failures=0 schedules/s=1.0 steps/run=9\n")[:3] \
         == (False, None, 50)
 
@@ -466,8 +472,8 @@ def test_harness_json_kinds():
             "schedules_per_sec": 100.0, "distinct_interleavings": 10, "distinct_is_lower_bound": False,
             "exercised": True, "reached": True}
     fail = {"v": 1, "type": "failure", "failure": "s.scn", "seed": 3, "strategy": "pct", "depth": 3,
-            "pct_steps": 9, "status": "deadlock", "failures": "deadlock\n", "schedule": "r1", "race": "",
-            "fairness": "", "replayed": ""}
+            "pct_steps": 9, "status": "deadlock", "failures": "deadlock\n", "kind": "deadlock",
+            "kinds": ["deadlock"], "schedule": "r1", "race": "", "fairness": "", "replayed": ""}
     for o in (summ, fail):
         assert harness_json.problems(o) == [], harness_json.problems(o)
     line = lambda **kw: json.dumps(kw) + "\n"  # noqa: E731
@@ -476,10 +482,16 @@ def test_harness_json_kinds():
     bad = dict(summ, runs=50, failures=3)
     dl = sweep.parse_harness(1, "x\n" + line(**fail) + line(**dict(fail, seed=7, status="ok")) + line(**bad))
     assert dl[:4] == (True, "deadlock", 4, "3")
-    ff = dict(fail, status="process-ended", failures="the process was ended: tpheal: pool-unrepairable\n")
+    # the kinds decide, never the failures text (each text here says another class's words)
+    ff = dict(fail, status="process-ended", failures="expected 2\n", kind="fail-fast", kinds=["fail-fast", "op-result"])
     assert sweep.parse_harness(1, line(**ff) + line(**bad))[:2] == (True, "fail-fast")
-    assert sweep.parse_harness(1, line(**dict(fail, status="ok", failures="oracle x broken\n")))[:2] == \
+    ffx = dict(ff, failures="the process was ended\n", kind="op-result", kinds=["op-result", "expected-deadlock"])
+    assert sweep.parse_harness(1, line(**ffx) + line(**bad))[:2] == (True, "oracle")
+    assert sweep.parse_harness(1, line(**dict(fail, status="ok", failures="the sim reported misuse:\n",
+                                               kind="oracle-unhealed", kinds=["oracle-unhealed"])))[:2] == \
         (True, "oracle")
+    assert sweep.parse_harness(1, line(**dict(fail, status="ok", failures="oracle x broken\n", kind="data-race",
+                                               kinds=["data-race", "misuse"])))[:2] == (True, "misuse")
     with pytest.raises(sweep.Bad, match="version 2"):
         sweep.parse_harness(0, line(**dict(summ, v=2)))
     assert sweep.parse_harness(139, '{"v":1,"type":"summ')[:2] == (True, "crash")

@@ -61,7 +61,7 @@ def commands(seed):
                               % (q(model), seed, q(scen))}
     recipe = "--strategy " + opt("--strategy", "random")
     if opt("--strategy") == "pct":
-        recipe += " --depth %s --pct-steps %s" % (opt("--depth"), opt("--pct-steps", "200"))
+        recipe += " --depth %s --pct-steps %s" % (opt("--depth"), opt("--pct-steps", "40"))
     return {"replay": "%s replay --seed %d %s %s" % (q(me), seed, recipe, q(scen)),
             "replay_schedule": "%s replay --schedule r1.2.3 %s" % (q(me), q(scen))}
 with open(os.environ["FAKE_LOG"], "a") as log:
@@ -93,11 +93,13 @@ if cmd == "stress-batch":
     if env_match("FAKE_FAIL", scen, mode):
         j = min(5, n - 1)  # free-running batches are one run each
         fails.append(dict({"j": j, "seed": "0x%016x" % seeds[j], "status": "deadlock",
-                           "reason": "fake deadlock", "schedule": "r1.2.3"}, **commands(seeds[j])))
+                           "reason": "fake deadlock", "kind": "deadlock", "schedule": "r1.2.3"}, **commands(seeds[j])))
     sampled = {"sampled": "fake why"} if env_match("FAKE_SAMPLED", scen, mode) else {}
     print(json.dumps(dict(sampled, **{"v": int(os.environ.get("FAKE_V", "1")), "type": "batch", "scenario": scen,
                       "mode": opt("--mode"), "pool": "win32" if REAL else "sim",
                       "runs": n, "steps": 10 * n,
+                      # k: as the harness's probe would measure it, when not given
+                      "pct_steps": int(opt("--pct-steps", "40")) if opt("--strategy") == "pct" else 0,
                       "max_choice_points": 40, "failures": fails,
                       # FAKE_FAILTOTAL: more failing runs than the batch details
                       "failures_total": int(os.environ.get("FAKE_FAILTOTAL", len(fails))) if fails else 0,
@@ -120,6 +122,8 @@ elif cmd == "run":
     mode = "real" if REAL else opt("--mode")
     sys.exit(1 if env_match("FAKE_REPRO", scen, mode) else 0)
 elif cmd == "replay":  # the model only: a controlled run
+    if opt("--timeline"):
+        open(opt("--timeline"), "w").write("<html>fake timeline of %s</html>" % scen)
     sys.exit(1 if env_match("FAKE_REPRO", scen, "controlled") else 0)
 '''
 
@@ -263,11 +267,20 @@ def test_controlled_failure_writes_a_file_with_its_replay_and_exits_1(fake):
         else pathlib.Path(f[0]["file"]).read_text()
     # the harness's replay line, as it printed it
     assert f"\nreplay:\n  {f[0]['replay']}\n" in text and "fake deadlock" in text
+    # what failed, as data: the harness's failure kind, beside its prose
+    assert f[0]["kind"] == "deadlock" and "\nkind:      deadlock\n" in text, text
     assert f[0]["replay"].startswith("build/harness/scenario/tpheal-harness replay --seed "
                                      f"{f[0]['seed']} --strategy "), f[0]["replay"]
     assert f[0]["replay_schedule"].endswith(" replay --schedule r1.2.3 " + f[0]["scenario"]), f[0]
     assert f"--base 0x{base:016x} --count 1 --first 5" in text
     assert "replay:" in p.stderr and "FAILED" in p.stderr
+    # the run as a picture beside its text: its replay with --timeline
+    html = f[0]["file"][:-4] + ".html"
+    assert f"the run as a picture (replay --timeline): {html}" in text, text
+    page = (fake["tmp"] / html) if not os.path.isabs(html) else pathlib.Path(html)
+    assert page.read_text().startswith("<html>fake timeline of "), page
+    drawn = [c for c in calls(fake, "replay") if "--timeline" in c]
+    assert drawn and drawn[0][:4] == ["replay", "--seed", str(f[0]["seed"]), "--strategy"], drawn
 
 
 def test_every_failure_is_counted_not_only_the_detailed_ones(fake):
@@ -828,17 +841,15 @@ def test_distinct_interleavings_exact_then_estimated_and_mergeable():
     assert left.distinct() == whole.distinct()
 
 
-def test_pct_batches_and_replay_lines_carry_k_even_before_it_is_measured(fake):
-    """Issue 13 item 3: a PCT batch run before k was measured used the
-    scheduler's default, and its replay line said nothing (a `run` without
-    --pct-steps measures k itself: another run).  Now k is always explicit,
-    and the measured count replaces the default once known."""
+def test_pct_batches_and_replay_lines_carry_the_harness_k(fake):
+    """PCT's k has one definition, the harness's (scn_campaign_pct_steps: a
+    probe run's choice points), which `run` and stress-batch both use: the
+    driver passes none, and each failure records the k its batch reports,
+    which its replay line carries (a replay without it would be another run)."""
     run_fake(fake, "--seed", "5", "--no-faultloop", "--modes", "controlled", "--jobs", "1",
              env={"FAKE_FAIL": "alpha,controlled"}, batches=12)
     pct = [c for c in calls(fake) if "pct" in c]
-    assert pct and all("--pct-steps" in c for c in pct)
-    ks = [c[c.index("--pct-steps") + 1] for c in pct]
-    assert "40" in ks  # the fake's max_choice_points, once measured
+    assert pct and not any("--pct-steps" in c for c in pct)
     for f in results(fake)["failures"]:
         if f["strategy"] == "pct":
             assert f"--pct-steps {f['pct_steps']}" in f["replay"] and f["pct_steps"] > 0, f
@@ -1005,3 +1016,26 @@ def test_a_requirement_a_pair_reaches_first_is_counted_for_that_pair(fake):
     assert beta["pct2"]["requires_reached"] == 1, beta
     assert all(v["requires_reached"] == 0 for k, v in beta.items() if k != "pct2"), beta
     assert all(v["requires_reached"] == 0 for n, per in pairs.items() if "beta" not in n for v in per.values())
+
+
+def test_run_and_stress_batch_use_one_pct_k(tmp_path):
+    """PCT's k when none is given is one definition for `run` and
+    stress-batch (a probe run's choice points, scn_campaign_pct_steps): a
+    failing PCT run gets the same k from either, and its commands carry it.
+    The scheduler's default of 200 was stress-batch's before, while run probed
+    (here the probe finds 23)."""
+    h = build_dir() / "harness" / "scenario" / "tpheal-harness"
+    if not h.is_file():
+        pytest.fail(f"{h} missing: build first (make build)")
+    scn = tmp_path / "false.scn"
+    scn.write_text("# purpose: false\nwork W\nthread A\n  submit W\n  wait W\nend\nexpect calls(W) == 2\n")
+    run = subprocess.run([str(h), "run", str(scn), "--strategy", "pct", "--seeds", "1", "--json", "--no-replay"],
+                         capture_output=True, text=True, timeout=120)
+    [f] = [json.loads(x) for x in run.stdout.splitlines() if '"type":"failure"' in x]
+    k = f["pct_steps"]
+    assert k not in (0, 200) and f"--pct-steps {k} " in f["replay"], f
+    batch = subprocess.run([str(h), "stress-batch", "--mode", "controlled", "--strategy", "pct", "--depth", "3",
+                            "--base", "0x5", "--count", "2", str(scn)], capture_output=True, text=True, timeout=120)
+    [b] = [json.loads(x) for x in batch.stdout.splitlines() if x.startswith("{")]
+    assert b["pct_steps"] == k and len(b["failures"]) == 2, b
+    assert all(f"--pct-steps {k} " in x["replay"] for x in b["failures"]), b

@@ -1,7 +1,8 @@
 # Installation: headers, the library static and shared, a CMake package
 # (find_package(tpheal) -> tpheal::tpheal static, tpheal::tpheal_shared) and
-# pkg-config files (tpheal: the shared library; tpheal-static: the archives).
-#   Windows: tpheal = core + win32 backend (the library a program ships with).
+# pkg-config files named for what they link (tpheal-shared, tpheal-static).
+#   Windows: tpheal = core + win32 backend (the library a program ships with;
+#   the DLL goes to bin/, the program's directory at run time).
 #   Elsewhere: tpheal = core + the *modelled* Windows pool (harness/sim) on
 #   native threads, so the library can be developed and its users' code
 #   exercised off Windows.  It is the same model the harness runs, free-
@@ -46,20 +47,31 @@ include("${CMAKE_CURRENT_LIST_DIR}/tphealTargets.cmake")
     VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
   install(FILES ${PROJECT_BINARY_DIR}/tphealConfig.cmake ${PROJECT_BINARY_DIR}/tphealConfigVersion.cmake
           DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tpheal)
-  # tpheal.pc: what -ltpheal finds -- the shared library off Windows (its
-  # backend inside, pthreads its only dependency), the static one on Windows
-  # (the DLL's import library is tpheal_dll).  tpheal-static.pc names the
-  # archives by path, since -ltpheal would pick the .so where both exist.
+  # Two pkg-config files, each named for what it links, the same on every
+  # platform: tpheal-shared (-ltpheal, which the linker resolves to the shared
+  # library where both exist: the .so, or mingw-w64's import library
+  # libtpheal.dll.a) and tpheal-static (the archives by path, for that reason).
+  # Off Windows the shared library carries its backend, so pthreads is all
+  # it adds; its static form is three archives.
+  set(TPHEAL_PC_STATIC_FILE "${CMAKE_STATIC_LIBRARY_PREFIX}tpheal${CMAKE_STATIC_LIBRARY_SUFFIX}")
   if(WIN32)
+    get_target_property(TPHEAL_PC_IMPORT_NAME tpheal_shared ARCHIVE_OUTPUT_NAME)
+    if(NOT TPHEAL_PC_IMPORT_NAME)
+      set(TPHEAL_PC_IMPORT_NAME tpheal)
+    endif()
     set(TPHEAL_PC_DESCRIPTION "A healing library for the Windows thread pool")
-    set(TPHEAL_PC_LIBS "-L\${libdir} -ltpheal")
-    set(TPHEAL_PC_LIBS_PRIVATE "")
-    set(TPHEAL_PC_STATIC_LIBS "-L\${libdir} -ltpheal")
+    set(TPHEAL_PC_SHARED_LIBS "-L\${libdir} -l${TPHEAL_PC_IMPORT_NAME}")
+    set(TPHEAL_PC_SHARED_PRIVATE "")
+    set(TPHEAL_PC_STATIC_LIBS "\${libdir}/${TPHEAL_PC_STATIC_FILE}")
+    # The DLL is installed to bin/, and a program finds it at run time only
+    # beside its .exe or on PATH: `pkg-config --variable=bindir tpheal-shared`.
+    set(TPHEAL_PC_SHARED_VARS "bindir=\${prefix}/${CMAKE_INSTALL_BINDIR}\n")
   else()
     set(TPHEAL_PC_DESCRIPTION "A healing library for the Windows thread pool (here: on the modelled Windows pool, native threads)")
-    set(TPHEAL_PC_LIBS "-L\${libdir} -ltpheal")
-    set(TPHEAL_PC_LIBS_PRIVATE "-lpthread")
-    set(TPHEAL_PC_STATIC_LIBS "\${libdir}/libtpheal.a \${libdir}/libtpheal_simpool.a \${libdir}/libtpheal_rt.a -lpthread")
+    set(TPHEAL_PC_SHARED_LIBS "-L\${libdir} -ltpheal")
+    set(TPHEAL_PC_SHARED_PRIVATE "-lpthread")
+    set(TPHEAL_PC_STATIC_LIBS "\${libdir}/${TPHEAL_PC_STATIC_FILE} \${libdir}/libtpheal_simpool.a \${libdir}/libtpheal_rt.a -lpthread")
+    set(TPHEAL_PC_SHARED_VARS "")
   endif()
   # Relocatable: the prefix is found from the .pc file's own place, so
   # `cmake --install --prefix X` works whatever prefix was configured.
@@ -69,20 +81,21 @@ include("${CMAKE_CURRENT_LIST_DIR}/tphealTargets.cmake")
 libdir=\${prefix}/${CMAKE_INSTALL_LIBDIR}
 includedir=\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}
 ")
-  file(WRITE ${PROJECT_BINARY_DIR}/tpheal.pc "${TPHEAL_PC_HEAD}
-Name: tpheal
-Description: ${TPHEAL_PC_DESCRIPTION}
+  file(WRITE ${PROJECT_BINARY_DIR}/tpheal-shared.pc "${TPHEAL_PC_HEAD}${TPHEAL_PC_SHARED_VARS}
+Name: tpheal-shared
+Description: ${TPHEAL_PC_DESCRIPTION}, shared library
 Version: ${PROJECT_VERSION}
-Libs: ${TPHEAL_PC_LIBS}
-Libs.private: ${TPHEAL_PC_LIBS_PRIVATE}
+Libs: ${TPHEAL_PC_SHARED_LIBS}
+Libs.private: ${TPHEAL_PC_SHARED_PRIVATE}
 Cflags: -I\${includedir}
 ")
   file(WRITE ${PROJECT_BINARY_DIR}/tpheal-static.pc "${TPHEAL_PC_HEAD}
 Name: tpheal-static
-Description: ${TPHEAL_PC_DESCRIPTION}, static
+Description: ${TPHEAL_PC_DESCRIPTION}, static library
 Version: ${PROJECT_VERSION}
 Libs: ${TPHEAL_PC_STATIC_LIBS}
 Cflags: -I\${includedir}
 ")
-  install(FILES ${PROJECT_BINARY_DIR}/tpheal.pc ${PROJECT_BINARY_DIR}/tpheal-static.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+  install(FILES ${PROJECT_BINARY_DIR}/tpheal-shared.pc ${PROJECT_BINARY_DIR}/tpheal-static.pc
+          DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 endif()

@@ -1,6 +1,6 @@
 /* One-shot timers: a disarm drops a queued tick, a re-arm from the timer's own
- * callback never overlaps it, absolute due times, argument checks and the
- * create's failure paths. */
+ * callback never overlaps it, absolute due times, wait as a drain, argument
+ * checks and the create's failure paths. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -111,6 +111,31 @@ static void rearm_from_own_callback_never_overlaps(void **state) {
     tph_test_run_both(rearm_body, NULL, NULL, 12);
 }
 
+/* tph_timer_wait drains what is queued or running; it does not wait for a
+ * tick not yet due (timer.h).  A minute of virtual time separates the two:
+ * a wait that waited for the due time would return with the callback run. */
+static void drain_body(void *ctx) {
+    ot_counter c;
+    tph_timer *t;
+    (void)ctx;
+    memset(&c, 0, sizeof c);
+    TPH_CHECK_EQ(tph_timer_create(&t, count_fn, &c, NULL), TPH_OK);
+    TPH_CHECK_EQ(tph_timer_set_after(t, 60000, 0), TPH_OK);
+    TPH_CHECK_EQ(tph_timer_wait(t), TPH_OK);
+    TPH_CHECK_EQ(ot_get(&c), 0);
+    TPH_CHECK(tph_timer_is_set(t)); /* the arming outlives the wait */
+    TPH_CHECK(ot_wait_count(&c, 1, 2 * 60000 * TPH_TEST_MS));
+    TPH_CHECK_EQ(tph_timer_wait(t), TPH_OK);
+    TPH_CHECK_EQ(tph_timer_close(t), TPH_OK);
+    TPH_CHECK_EQ(ot_get(&c), 1);
+}
+
+static void wait_drains_and_does_not_wait_for_the_due_time(void **state) {
+    (void)state;
+    tph_test_run_controlled(drain_body, NULL, NULL, 1);
+    tph_test_run_controlled(drain_body, NULL, NULL, 2);
+}
+
 typedef struct at_ctx {
     ot_counter c;
     volatile uint64_t fired_at;
@@ -179,6 +204,7 @@ int main(void) {
         cmocka_unit_test(disarm_drops_a_queued_tick),
         cmocka_unit_test(rearm_from_own_callback_never_overlaps),
         cmocka_unit_test(set_at_fires_at_the_absolute_time),
+        cmocka_unit_test(wait_drains_and_does_not_wait_for_the_due_time),
         cmocka_unit_test(timer_create_failures_unwind),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

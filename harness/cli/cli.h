@@ -14,6 +14,7 @@
 #include "sched_dfs.h"
 #include "scn_ast.h"
 #include "scn_bench.h"
+#include "scn_campaign.h"
 #include "scn_clock.h"
 #include "scn_json.h"
 #include "scn_pool.h"
@@ -71,6 +72,8 @@ typedef struct options {
     bool seeds_given, strategy_given, depth_given, pct_steps_given;
     bool require_reach;         /* run: a scenario with no `require` is NOT-EXERCISED */
     bool trace;                 /* replay: print every trace record */
+    const char *timeline;       /* replay: write the run as an HTML page here */
+    bool replay_continue;       /* replay --continue: past where the schedule stops fitting, seeded */
     const char *save_schedules; /* run: write each reported schedule to a file here */
     char *schedule_owned;       /* --schedule-file's contents */
     const struct cli_exe *exe;  /* who this process is (set by the command after parsing) */
@@ -81,6 +84,8 @@ int cli_usage(const char *why); /* the synopses (and why) on stderr; returns 2 *
 int cli_unknown_command(const char *cmd);
 int cli_help(const char *cmd);
 bool cli_wants_help(int argc, char **argv);
+/* The i-th command with a help text, or NULL past the last. */
+const char *cli_command_name(size_t i);
 
 /* options (cli_options.c) */
 bool cli_option_is_flag(const char *a);

@@ -39,16 +39,42 @@ static const command_help HELP[] = {
      "runs, options pruned and wall time; then a total.  Exit 0 all proven, 1 a failure, 4 some\n"
      "incomplete, 2 bad input."},
     {"replay", "replay (--seed S --strategy random | --seed S --strategy pct --depth D --pct-steps K\n"
-               "          | --schedule STRING | --schedule-file PATH) [--trace] FILE",
+               "          | (--schedule STRING | --schedule-file PATH) [--continue [--seed S]])\n"
+               "          [--trace] [--timeline FILE.html] FILE",
      "Re-runs one controlled run of FILE: by its seed with everything the run used (a seed\n"
      "alone is refused: replayed with another strategy it is another run), or by the exact\n"
      "schedule a failure report printed (the string, or the file --save-schedules wrote).\n"
-     "--trace prints every trace record of the run.  Exit 0 passed, 1 failed, 2 bad input."},
+     "--continue, after a change: replays the schedule as far as it still fits the program,\n"
+     "then goes on as a random walk from --seed S (default 0), and says at which item the\n"
+     "schedule stopped fitting and why (\"does the old failure still fail?\").\n"
+     "--trace prints every trace record of the run.  --timeline writes the run as one\n"
+     "self-contained HTML page (no network): a lane per thread and pool worker, virtual time\n"
+     "across, each trace record a mark with its text on hover, callbacks, holds and awaits as\n"
+     "spans, each pool's severed intervals, the failing check.  Exit 0 passed, 1 failed, 2 bad\n"
+     "input."},
     {"list", "list [DIR]",
      "The scenarios in DIR (default scenarios), the trace points (a scenario names one as\n"
      "NAME or TARGET/NAME), operations, object kinds, entry fields and faults."},
     {"bench", "bench [--seeds N]",
      "Schedules per CPU second of the reference race against the raw fiber switch rate."},
+    {"stress-batch", "stress-batch --mode controlled|native [--strategy random|pct] [--depth D]\n"
+                     "          [--pct-steps K] --base SEED [--first J] [--count N] [--max-ms MS]\n"
+                     "          [--max-run-ms MS] [--max-failures F] FILE",
+     "Many seeded runs of one scenario in one process, for ci/stress.py (docs/stress.md): runs\n"
+     "j = J, J+1, ... with seeds derived from SEED, until N runs or MS of wall time, then one\n"
+     "JSON object (type \"batch\", harness/json-schema.json): the runs, distinct interleavings\n"
+     "and the first F failures, each with the commands that replay it.  --max-run-ms skips a\n"
+     "native batch whose one run would take longer.  Exit 0 ran (verdicts in the JSON), 2 bad\n"
+     "input, 4 the scenario needs the other (fail-fast) build."},
+    {"stress-faultloop", "stress-faultloop --seed SEED [--max-sites N] [--only KIND:N [--trace]]\n"
+                         "          [--leak-check-each] FILE",
+     "Fails every failable seam call of a scenario in turn (the 1st allocation, the 2nd, ...,\n"
+     "the 1st pool creation, ...) on controlled runs of seed SEED, until no call of a kind is left\n"
+     "to fail or N sites were run; one JSON line per site (type \"fault-site\") and a summary.\n"
+     "--only KIND:N runs that one site: the replay ci/stress.py prints, with the report and the\n"
+     "trace tail of a failing site on stderr; --trace prints every trace record of that run\n"
+     "there instead of the tail.  --leak-check-each runs LeakSanitizer after every run (ASan\n"
+     "build).  Exit 0 ran (verdicts in the JSON), 2 bad input, 4 the other build's scenario."},
     {"help", "help [COMMAND]", "This text, or one command's."},
 };
 #define NHELP (sizeof HELP / sizeof HELP[0])
@@ -65,13 +91,25 @@ int cli_usage(const char *why) {
     return 2;
 }
 
-static const char *const COMMANDS[] = {"run", "verify", "replay", "list", "bench", "help", "stress-batch",
-                                       "stress-faultloop", "--version"};
+/* The names a slip is matched against: every command with help, and
+ * --version.  Taken from HELP, so a command cannot be suggested without a
+ * help text (`help stress-faultloop` once answered "did you mean
+ * 'stress-faultloop'?"). */
+static size_t command_names(const char **names) {
+    size_t i;
+    for (i = 0; i < NHELP; i++) names[i] = HELP[i].name;
+    names[NHELP] = "--version";
+    return NHELP + 1;
+}
+
+const char *cli_command_name(size_t i) { return i < NHELP ? HELP[i].name : NULL; }
 
 /* Names what was typed and the nearest command, if it looks like a slip. */
 int cli_unknown_command(const char *cmd) {
     char why[160];
-    const char *nearest = scn_suggest(cmd, COMMANDS, sizeof COMMANDS / sizeof COMMANDS[0]);
+    const char *names[NHELP + 1];
+    size_t n = command_names(names);
+    const char *nearest = scn_suggest(cmd, names, n);
     if (nearest) snprintf(why, sizeof why, "unknown command '%s' (did you mean '%s'?)", cmd, nearest);
     else snprintf(why, sizeof why, "unknown command '%s'", cmd);
     return cli_usage(why);
@@ -92,7 +130,9 @@ int cli_help(const char *cmd) {
         }
     {
         char why[160];
-        const char *nearest = scn_suggest(cmd, COMMANDS, sizeof COMMANDS / sizeof COMMANDS[0]);
+        const char *names[NHELP + 1];
+        size_t n = command_names(names);
+        const char *nearest = scn_suggest(cmd, names, n);
         snprintf(why, sizeof why, "help: unknown command '%s'%s%s%s", cmd, nearest ? " (did you mean '" : "",
                  nearest ? nearest : "", nearest ? "'?)" : "");
         return cli_usage(why);

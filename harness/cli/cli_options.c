@@ -7,7 +7,8 @@
 #include "cli.h"
 
 bool cli_option_is_flag(const char *a) {
-    static const char *const FLAGS[] = {"--json", "--no-replay", "--trace", "--require-reach", "--por", "--no-por"};
+    static const char *const FLAGS[] = {"--json", "--no-replay", "--trace", "--require-reach", "--por", "--no-por",
+                                        "--continue"};
     size_t i;
     for (i = 0; i < sizeof FLAGS / sizeof FLAGS[0]; i++)
         if (strcmp(a, FLAGS[i]) == 0) return true;
@@ -149,6 +150,12 @@ int cli_parse_options(int argc, char **argv, int i, options *o, const char **fil
             if (!v) return cli_usage("--save-schedules needs a directory");
             o->save_schedules = v;
             i++;
+        } else if (strcmp(a, "--timeline") == 0) {
+            if (!v) return cli_usage("--timeline needs a file name (FILE.html)");
+            o->timeline = v;
+            i++;
+        } else if (strcmp(a, "--continue") == 0) {
+            o->replay_continue = true;
         } else if (strcmp(a, "--trace") == 0) {
             o->trace = true;
         } else if (strcmp(a, "--por") == 0) {

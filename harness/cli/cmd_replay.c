@@ -11,6 +11,15 @@
  * parameters: `replay --seed S FILE` once replayed a PCT failure as a random
  * walk (another interleaving, another failure).  So they are required. */
 static const char *replay_recipe_missing(const options *o) {
+    if (o->replay_continue && !o->schedule)
+        return "replay --continue goes on past where a schedule stops fitting: give it --schedule or --schedule-file";
+    if (o->schedule && o->replay_continue) {
+        /* the continuation is a seeded run: a random walk from --seed (default 0) */
+        if (o->strategy_given || o->depth_given || o->pct_steps_given)
+            return "replay --continue goes on as a random walk from --seed S (default 0): give no --strategy, "
+                   "--depth or --pct-steps";
+        return NULL;
+    }
     if (o->schedule) {
         if (o->one_seed || o->strategy_given || o->depth_given || o->pct_steps_given)
             return "replay: a schedule is the whole run: give it without --seed, --strategy, --depth or --pct-steps";
@@ -26,6 +35,19 @@ static const char *replay_recipe_missing(const options *o) {
     if (o->strategies == STRATEGY_BIT(SCHED_STRATEGY_RANDOM) && (o->depth_given || o->pct_steps_given))
         return "replay: --depth and --pct-steps are PCT's; a random walk has neither";
     return NULL;
+}
+
+/* The page scn_timeline.c drew, to path; says where on stderr. */
+static int write_timeline(const char *path, const char *html) {
+    FILE *f = html ? fopen(path, "wb") : NULL;
+    bool written = f && fputs(html, f) >= 0;
+    if (f && fclose(f) != 0) written = false;
+    if (!written) {
+        fprintf(stderr, "tpheal-harness: --timeline: cannot write %s\n", path);
+        return 2;
+    }
+    fprintf(stderr, "timeline: %s\n", path);
+    return 0;
 }
 
 int cmd_replay(const cli_exe *x, int argc, char **argv) {
@@ -58,10 +80,26 @@ int cmd_replay(const cli_exe *x, int argc, char **argv) {
         ro.pct_steps = o.pct_steps;
         ro.schedule = o.schedule;
         ro.full_trace = o.trace;
+        ro.timeline = o.timeline != NULL;
+        ro.replay_continue = o.replay_continue;
         if (scn_run(s, &ro, &r) != 0) {
             fprintf(stderr, "tpheal-harness: %s\n", r.failures ? r.failures : "bad schedule");
             rc = 2;
         } else {
+            /* Where the old schedule and this program part, first: "does the
+             * old failure still fail?" is answered by what follows. */
+            if (o.replay_continue && r.diverged_at)
+                printf("CONTINUED %s: the schedule fit up to item %llu, then %s; went on as a random walk "
+                       "from seed %llu (the run's own schedule, printed below, replays it exactly)\n",
+                       s->path, (unsigned long long)r.diverged_at - 1, r.diverged ? r.diverged : "?",
+                       (unsigned long long)ro.seed);
+            else if (o.replay_continue)
+                printf("CONTINUED %s: the whole schedule fit; the run is the one it recorded\n", s->path);
+            if (o.replay_continue && r.diverged_at && r.schedule) {
+                /* the report's replay commands name this run's schedule, not the old one */
+                ro.schedule = r.schedule;
+                ro.replay_continue = false;
+            }
             if (r.passed) {
                 printf("PASS %s  status: %s  steps: %llu  interleaving: %016llx\n", s->path,
                        sched_status_name((sched_status)r.status), (unsigned long long)r.steps,
@@ -81,6 +119,7 @@ int cmd_replay(const cli_exe *x, int argc, char **argv) {
                            (r.reached >> q & 1) ? "reached" : "not reached");
             }
             rc = r.passed ? 0 : 1;
+            if (o.timeline && write_timeline(o.timeline, r.timeline_html) != 0) rc = 2;
         }
         scn_run_out_free(&r);
     }

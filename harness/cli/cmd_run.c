@@ -1,5 +1,7 @@
-/* tpheal-harness run and verify: every seed of every strategy of every file,
- * the tallies, the reach report and the JSON lines. */
+/* tpheal-harness run and verify: the options, then per file one campaign
+ * (harness/scenario/scn_campaign.h: the loop over seeds and strategies, or
+ * the bounded search) whose observer here tallies each run and prints its
+ * failure report; then the tallies, the reach report and the JSON lines. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,10 +62,10 @@ static void note_distinct(uint64_t **seen, uint64_t *n, uint64_t h) {
 /* Runs below this many seeds are too few to call a scenario unexercised. */
 #define NOT_EXERCISED_MIN_RUNS 20
 
+/* The same failure: the same status and the same checks failing the same
+ * way (scn_failures_same: kinds and identities, not the messages). */
 static bool same_failure(const scn_run_out *a, const scn_run_out *b) {
-    if (a->status != b->status) return false;
-    if (!a->failures || !b->failures) return a->failures == b->failures;
-    return strcmp(a->failures, b->failures) == 0;
+    return a->status == b->status && scn_failures_same(&a->failure_list, &b->failure_list);
 }
 
 
@@ -89,117 +91,103 @@ static bool save_schedule(const char *dir, const scn_scenario *s, const scn_run_
     return true;
 }
 
-static int run_one_seed(const scn_scenario *s, const options *o, sched_strategy_kind strategy, uint64_t seed, tally *t,
-                        uint64_t *max_choice, sched_dfs *dfs) {
-    scn_run_opts ro;
-    scn_run_out r;
-    memset(&ro, 0, sizeof ro);
-    ro.seed = seed;
-    ro.strategy = strategy;
-    ro.depth = o->depth;
-    ro.pct_steps = o->pct_steps;
-    ro.native = o->native;
-    ro.schedule = o->schedule;
-    ro.dfs = dfs;
-    ro.tail_on_failure = true; /* only failure reports print it */
-    if (scn_run(s, &ro, &r) != 0) {
-        fprintf(stderr, "tpheal-harness: %s\n", r.failures ? r.failures : "run could not start");
-        scn_run_out_free(&r);
-        return 2;
+/* The campaign's observer: a scenario's tally and the options it prints by. */
+typedef struct run_watch {
+    const scn_scenario *s;
+    const options *o;
+    tally *t;
+    uint64_t max_choice;
+    double t0, last_note, every;
+} run_watch;
+
+/* One failing run's report: in full (the first FULL_REPORTS of a scenario,
+ * with the replay check), as JSON, or as one line after that, so a broken
+ * build does not bury the summary under hundreds of identical reports. */
+static void report_failure(const run_watch *w, const scn_run_opts *ro, const scn_run_out *r) {
+    const scn_scenario *s = w->s;
+    const options *o = w->o;
+    const char *verdict = NULL;
+    scn_run_out again;
+    if (w->t->failures > FULL_REPORTS && !o->json) {
+        const char *nl = r->failures ? strchr(r->failures, '\n') : NULL;
+        scn_text cmd = {0};
+        scn_replay_command(&cmd, o->exe->argv0, ro, r, s->path);
+        printf("FAILURE %s seed %llu %s: %.*s  (replay: %s)\n", s->path, (unsigned long long)ro->seed,
+               cli_strategy_name(ro->strategy), r->failures ? (nl ? (int)(nl - r->failures) : (int)strlen(r->failures)) : 0,
+               r->failures ? r->failures : "", cmd.s ? cmd.s : "free-running: a seed does not replay");
+        scn_text_free(&cmd);
+        return;
     }
-    if (r.declined) {
-        scn_run_out_free(&r);
-        return 3;
+    if (o->replay_failures && r->schedule && !o->native) {
+        scn_run_opts rr = *ro;
+        rr.schedule = r->schedule;
+        rr.dfs = NULL; /* a replay is no step of the search */
+        rr.strategy = ro->strategy == SCHED_STRATEGY_DFS ? SCHED_STRATEGY_RANDOM : ro->strategy;
+        if (scn_run(s, &rr, &again) != 0) verdict = "could not replay (schedule rejected)";
+        else
+            verdict = same_failure(r, &again)
+                          ? (again.interleaving_hash == r->interleaving_hash
+                                 ? "reproduced (same failure, same interleaving)"
+                                 : "reproduced the failure with a different interleaving")
+                          : (again.passed ? "did NOT reproduce (the replay passed)"
+                                          : "did NOT reproduce the same failure");
+        scn_run_out_free(&again);
     }
-    t->runs++;
-    t->runs_by[strategy]++;
-    {
-        size_t q;
-        for (q = 0; q < s->nrequires; q++)
-            if (r.reached >> q & 1) t->reached[strategy][q]++;
-    }
-    t->steps += r.steps;
-    note_distinct(&t->seen, &t->distinct, r.interleaving_hash);
-    note_distinct(&t->class_seen, &t->classes, r.trace_hash);
-    if (r.choice_points > *max_choice) *max_choice = r.choice_points;
-    if (!r.passed) {
-        const char *verdict = NULL;
-        scn_run_out again;
-        t->failures++;
-        /* Full reports (and the replay check) for the first few failures of
-         * a scenario; a line each after that, so a broken build does not
-         * bury the summary under hundreds of identical reports. */
-        if (t->failures > FULL_REPORTS && !o->json) {
-            const char *nl = r.failures ? strchr(r.failures, '\n') : NULL;
-            scn_text cmd = {0};
-            scn_replay_command(&cmd, o->exe->argv0, &ro, &r, s->path);
-            printf("FAILURE %s seed %llu %s: %.*s  (replay: %s)\n", s->path, (unsigned long long)seed,
-                   cli_strategy_name(strategy), r.failures ? (nl ? (int)(nl - r.failures) : (int)strlen(r.failures)) : 0,
-                   r.failures ? r.failures : "", cmd.s ? cmd.s : "free-running: a seed does not replay");
-            scn_text_free(&cmd);
-            scn_run_out_free(&r);
-            return 0;
-        }
-        if (o->replay_failures && r.schedule && !o->native) {
-            scn_run_opts rr = ro;
-            rr.schedule = r.schedule;
-            rr.dfs = NULL; /* a replay is no step of the search */
-            rr.strategy = strategy == SCHED_STRATEGY_DFS ? SCHED_STRATEGY_RANDOM : strategy;
-            if (scn_run(s, &rr, &again) != 0) verdict = "could not replay (schedule rejected)";
-            else {
-                verdict = same_failure(&r, &again)
-                              ? (again.interleaving_hash == r.interleaving_hash
-                                     ? "reproduced (same failure, same interleaving)"
-                                     : "reproduced the failure with a different interleaving")
-                              : (again.passed ? "did NOT reproduce (the replay passed)"
-                                              : "did NOT reproduce the same failure");
-                scn_run_out_free(&again);
-            }
-        }
-        if (!o->json) {
-            scn_text file = {0};
-            if (o->save_schedules && r.schedule && !save_schedule(o->save_schedules, s, &ro, r.schedule, &file))
-                scn_text_free(&file);
-            cli_print_report(o->exe, s, &ro, &r, verdict, file.s);
+    if (!o->json) {
+        scn_text file = {0};
+        if (o->save_schedules && r->schedule && !save_schedule(o->save_schedules, s, ro, r->schedule, &file))
             scn_text_free(&file);
-        } else {
-            scn_json j;
-            scn_text cmd = {0};
-            scn_json_begin(&j, stdout, "failure");
-            scn_json_str(&j, "failure", s->path);
-            scn_json_u64(&j, "seed", ro.seed);
-            scn_json_str(&j, "strategy", cli_strategy_name(ro.strategy));
-            scn_json_u64(&j, "depth", ro.depth);
-            scn_json_u64(&j, "pct_steps", ro.pct_steps);
-            scn_json_str(&j, "status", r.status >= 0 ? sched_status_name((sched_status)r.status) : "native");
-            scn_json_str(&j, "failures", r.failures);
-            scn_json_str(&j, "schedule", r.schedule);
-            scn_json_str(&j, "race", r.race);
-            scn_json_str(&j, "fairness", r.fairness);
-            scn_json_str(&j, "replayed", verdict);
-            if (scn_replay_command(&cmd, o->exe->argv0, &ro, &r, s->path)) scn_json_str(&j, "replay", cmd.s);
-            scn_text_free(&cmd);
-            scn_json_end(&j);
-        }
+        cli_print_report(o->exe, s, ro, r, verdict, file.s);
+        scn_text_free(&file);
+    } else {
+        scn_json j;
+        scn_text cmd = {0};
+        scn_json_begin(&j, stdout, "failure");
+        scn_json_str(&j, "failure", s->path);
+        scn_json_u64(&j, "seed", ro->seed);
+        scn_json_str(&j, "strategy", cli_strategy_name(ro->strategy));
+        scn_json_u64(&j, "depth", ro->depth);
+        scn_json_u64(&j, "pct_steps", ro->pct_steps);
+        scn_json_str(&j, "status", r->status >= 0 ? sched_status_name((sched_status)r->status) : "native");
+        scn_json_str(&j, "failures", r->failures);
+        scn_failures_json(&j, &r->failure_list);
+        scn_json_u64(&j, "line", (uint64_t)(r->failed_check && r->fail_line > 0 ? r->fail_line : 0));
+        scn_json_str(&j, "schedule", r->schedule);
+        scn_json_str(&j, "race", r->race);
+        scn_json_str(&j, "fairness", r->fairness);
+        scn_json_str(&j, "replayed", verdict);
+        if (scn_replay_command(&cmd, o->exe->argv0, ro, r, s->path)) scn_json_str(&j, "replay", cmd.s);
+        scn_text_free(&cmd);
+        scn_json_end(&j);
     }
-    scn_run_out_free(&r);
-    return 0;
 }
 
-/* PCT spreads its d-1 priority change points over k expected choice points;
- * k far from the real count bunches them at one end of the run.  k is an
- * input of the run (so a seed replays only with the same k): it is measured
- * once per scenario by a probe run -- seed 0, random walk -- which is itself
- * deterministic, and printed in every replay command. */
-static uint64_t pct_steps_for(const scn_scenario *s) {
-    scn_run_opts ro;
-    scn_run_out r;
-    uint64_t k = 0;
-    memset(&ro, 0, sizeof ro);
-    ro.tail_on_failure = true;
-    if (scn_run(s, &ro, &r) == 0) k = r.choice_points;
-    scn_run_out_free(&r);
-    return k > 0 ? k : 1;
+/* After each run: the tally, the report of a failure, and for a long
+ * seeded campaign a progress line on stderr (stdout stays a pure function
+ * of the seeds). */
+static bool after_run(void *ctx, uint64_t j, const scn_run_opts *ro, const scn_run_out *r) {
+    run_watch *w = (run_watch *)ctx;
+    tally *t = w->t;
+    size_t q;
+    t->runs++;
+    t->runs_by[ro->strategy]++;
+    for (q = 0; q < w->s->nrequires; q++)
+        if (r->reached >> q & 1) t->reached[ro->strategy][q]++;
+    t->steps += r->steps;
+    note_distinct(&t->seen, &t->distinct, r->interleaving_hash);
+    note_distinct(&t->class_seen, &t->classes, r->trace_hash);
+    if (r->choice_points > w->max_choice) w->max_choice = r->choice_points;
+    if (!r->passed) {
+        t->failures++;
+        report_failure(w, ro, r);
+    }
+    if (ro->strategy != SCHED_STRATEGY_DFS && (j & 63) == 63 && scn_wall_seconds() - w->last_note >= w->every) {
+        w->last_note = scn_wall_seconds();
+        fprintf(stderr, "tpheal-harness: %s: %s %llu of %llu seeds, %llu failures, %.0f s\n", w->s->path,
+                cli_strategy_name(ro->strategy), (unsigned long long)(j + 1), (unsigned long long)w->o->seeds,
+                (unsigned long long)t->failures, w->last_note - w->t0);
+    }
+    return true;
 }
 
 /* Per requirement, the share of each strategy's runs that reached it; true
@@ -263,6 +251,269 @@ typedef struct verify_total {
     double seconds;
 } verify_total;
 
+/* The exit status rc with a scenario's r folded in: a failure (1) outranks
+ * NOT-EXERCISED (4), a run that could not start (2) outranks both. */
+static int worse(int rc, int r) {
+    if (r == 2) return 2;
+    if (r == 1 && (rc < 1 || rc == 4)) return 1;
+    if (r == 4 && rc == 0) return 4;
+    return rc;
+}
+
+static void print_declined(const scn_scenario *s, const options *o, const char *why) {
+    if (o->json) {
+        scn_json j;
+        scn_json_begin(&j, stdout, "declined");
+        scn_json_str(&j, "scenario", s->path);
+        scn_json_str(&j, "pool", scn_pool_backend_name());
+        scn_json_str(&j, "declined", why);
+        scn_json_end(&j);
+    } else {
+        printf("DECLINED %s  (%s pool: %s)\n", s->path, scn_pool_backend_name(), why);
+    }
+}
+
+/* run --strategy dfs: the search's line (DFS / its JSON) and its reduction's. */
+static void print_search(const scn_scenario *s, const options *o, const tally *t, sched_dfs *d) {
+    if (!o->json)
+        printf("DFS %s  explored %llu distinct interleavings with <= %u preemptions (%s), %llu failures; "
+               "deepest run %llu choices, most preemptions used %u; fair schedule: %llu runs demoted a "
+               "thread (%llu demotions), longest streak %llu\n",
+               s->path, (unsigned long long)sched_dfs_runs(d), o->preemptions,
+               sched_dfs_complete(d) ? "complete" : "stopped at limit", (unsigned long long)t->failures,
+               (unsigned long long)sched_dfs_max_depth(d), sched_dfs_max_used(d),
+               (unsigned long long)sched_dfs_fair_runs(d), (unsigned long long)sched_dfs_fair_switches(d),
+               (unsigned long long)sched_dfs_max_streak(d));
+    else {
+        scn_json j;
+        scn_json_begin(&j, stdout, "dfs");
+        scn_json_str(&j, "dfs", s->path);
+        scn_json_u64(&j, "interleavings", sched_dfs_runs(d));
+        scn_json_u64(&j, "preemptions", o->preemptions);
+        scn_json_bool(&j, "complete", sched_dfs_complete(d));
+        scn_json_u64(&j, "failures", t->failures);
+        scn_json_u64(&j, "fair_runs", sched_dfs_fair_runs(d));
+        scn_json_u64(&j, "fair_switches", sched_dfs_fair_switches(d));
+        scn_json_u64(&j, "max_streak", sched_dfs_max_streak(d));
+        scn_json_u64(&j, "max_depth", sched_dfs_max_depth(d));
+        scn_json_u64(&j, "max_used", sched_dfs_max_used(d));
+        scn_json_u64(&j, "races", sched_dfs_races(d));
+        scn_json_end(&j);
+    }
+    if (!sched_dfs_complete(d) && !sched_dfs_error(d) && !o->json)
+        printf("  (stopped at --max-runs %llu)\n", (unsigned long long)o->max_runs);
+    if (o->por && !o->json)
+        printf("  partial-order reduction: %llu traces, %llu redundant runs (sleep sets), %llu options pruned, "
+               "%llu races\n",
+               (unsigned long long)sched_dfs_traces(d), (unsigned long long)sched_dfs_blocked_runs(d),
+               (unsigned long long)sched_dfs_pruned(d), (unsigned long long)sched_dfs_races(d));
+}
+
+/* verify: the scenario's proof line (VERIFY / its JSON), added to the total.
+ * Returns 4 for a search that ended incomplete without a failure. */
+static int print_proof(const scn_scenario *s, const options *o, const tally *t, sched_dfs *d, double secs,
+                       verify_total *vt) {
+    bool ok = !t->failures && sched_dfs_complete(d) && !sched_dfs_error(d);
+    vt->scenarios++;
+    vt->complete += sched_dfs_complete(d) ? 1u : 0u;
+    vt->failures += t->failures;
+    vt->runs += sched_dfs_runs(d);
+    vt->traces += sched_dfs_traces(d);
+    vt->pruned += sched_dfs_pruned(d);
+    vt->seconds += secs;
+    if (o->json) {
+        scn_json j;
+        scn_json_begin(&j, stdout, "verify");
+        scn_json_str(&j, "verify", s->path);
+        scn_json_u64(&j, "preemptions", o->preemptions);
+        scn_json_bool(&j, "por", o->por);
+        scn_json_bool(&j, "complete", sched_dfs_complete(d));
+        if (s->sampled[0]) scn_json_str(&j, "sampled", s->sampled);
+        scn_json_u64(&j, "failures", t->failures);
+        scn_json_u64(&j, "runs", sched_dfs_runs(d));
+        scn_json_u64(&j, "traces", sched_dfs_traces(d));
+        scn_json_u64(&j, "redundant_runs", sched_dfs_blocked_runs(d));
+        scn_json_u64(&j, "pruned", sched_dfs_pruned(d));
+        scn_json_u64(&j, "races", sched_dfs_races(d));
+        scn_json_fixed(&j, "seconds", 3, secs);
+        scn_json_end(&j);
+    } else
+        printf("VERIFY %s  %s at <= %u preemptions%s: %llu traces, %llu runs, %llu redundant, %llu options "
+               "pruned, %llu failures, %.2f s\n",
+               s->path, ok ? "PROVEN" : t->failures ? "FAILED" : s->sampled[0] ? "SAMPLED" : "INCOMPLETE",
+               o->preemptions, o->por ? "" : " (no reduction)", (unsigned long long)sched_dfs_traces(d),
+               (unsigned long long)sched_dfs_runs(d), (unsigned long long)sched_dfs_blocked_runs(d),
+               (unsigned long long)sched_dfs_pruned(d), (unsigned long long)t->failures, secs);
+    /* a file that says it is sampled is left to stress, by its own reason */
+    if (!ok && !t->failures && s->sampled[0]) {
+        vt->sampled++;
+        if (!o->json) printf("  sampled: %s\n", s->sampled);
+        return 0;
+    }
+    return !ok && !t->failures ? 4 : 0;
+}
+
+static void print_verify_total(const options *o, const verify_total *vt) {
+    if (o->json) {
+        scn_json j;
+        scn_json_begin(&j, stdout, "verify-total");
+        scn_json_u64(&j, "verify_total", vt->scenarios);
+        scn_json_u64(&j, "complete", vt->complete);
+        scn_json_u64(&j, "preemptions", o->preemptions);
+        scn_json_u64(&j, "failures", vt->failures);
+        scn_json_u64(&j, "runs", vt->runs);
+        scn_json_u64(&j, "traces", vt->traces);
+        scn_json_u64(&j, "pruned", vt->pruned);
+        if (vt->sampled) scn_json_u64(&j, "sampled", vt->sampled);
+        scn_json_fixed(&j, "seconds", 3, vt->seconds);
+        scn_json_end(&j);
+    } else {
+        printf("VERIFY TOTAL  %llu of %llu scenarios complete at <= %u preemptions (%.0f%%), %llu failures, "
+               "%llu traces, %llu runs, %llu options pruned, %.2f s",
+               (unsigned long long)vt->complete, (unsigned long long)vt->scenarios, o->preemptions,
+               100.0 * (double)vt->complete / (double)vt->scenarios, (unsigned long long)vt->failures,
+               (unsigned long long)vt->traces, (unsigned long long)vt->runs, (unsigned long long)vt->pruned,
+               vt->seconds);
+        if (vt->sampled) printf("; %llu sampled (left to stress)", (unsigned long long)vt->sampled);
+        printf("\n");
+    }
+}
+
+/* A seeded campaign's summary line (PASS/FAIL/NOT-EXERCISED, or its JSON),
+ * with the NOT-EXERCISED verdicts; returns the exit status it adds. */
+static int print_summary(const scn_scenario *s, const options *o, tally *t, uint64_t max_choice) {
+    int rc = 0;
+    bool unexercised = !o->native && !o->schedule && o->strategies != STRATEGIES_DFS && t->runs >= NOT_EXERCISED_MIN_RUNS &&
+                       t->distinct == 1;
+    bool unreached = !o->verify && report_reach(s, t, o) && !o->native && !o->schedule && t->runs > 0;
+    /* No `require`: nothing says the runs got where the scenario exists to go. */
+    bool no_goal = !o->verify && s->nrequires == 0 && !o->schedule && t->runs > 0;
+    if (no_goal && !o->json)
+        fprintf(stderr, "tpheal-harness: %s: warning: no `require` line, so its passes prove nothing "
+                        "about what its runs reached (--require-reach makes this NOT-EXERCISED)\n", s->path);
+    if (no_goal && o->require_reach && !o->json)
+        printf("NOT-EXERCISED %s: no `require` line (--require-reach)\n", s->path);
+    if (o->verify) return t->failures ? 1 : 0; /* its VERIFY line is the scenario's line */
+    if (unexercised)
+        printf("NOT-EXERCISED %s: all %llu runs produced one interleaving: the scheduler is not racing "
+               "this scenario's threads\n",
+               s->path, (unsigned long long)t->runs);
+    if (unreached && !o->json)
+        printf("NOT-EXERCISED %s: a requirement above was reached by no run of a strategy%s\n", s->path,
+               o->min_reach > 0 ? ", or by fewer than --min-reach percent of its runs" : "");
+    if (t->failures || unexercised) rc = 1;
+    if (no_goal && o->require_reach) unreached = true; /* after its own message above */
+    if (unreached && rc == 0) rc = 4;
+    if (o->json) {
+        scn_json j;
+        scn_json_begin(&j, stdout, "summary");
+        scn_json_str(&j, "scenario", s->path);
+        scn_json_str(&j, "purpose", s->purpose);
+        scn_json_str(&j, "build", BUILD_KIND);
+        scn_json_str(&j, "pool", scn_pool_backend_name());
+        scn_json_u64(&j, "runs", t->runs);
+        scn_json_u64(&j, "failures", t->failures);
+        scn_json_u64(&j, "steps", t->steps);
+        scn_json_u64(&j, "max_choice_points", max_choice);
+        scn_json_fixed(&j, "seconds", 3, t->seconds);
+        scn_json_fixed(&j, "schedules_per_sec", 1, t->seconds > 0 ? (double)t->runs / t->seconds : 0.0);
+        scn_json_u64(&j, "distinct_interleavings", t->distinct);
+        scn_json_bool(&j, "distinct_is_lower_bound", t->distinct >= DISTINCT_CAP / 2);
+        if (!o->native) {
+            scn_json_u64(&j, "behaviour_classes", t->classes);
+            scn_json_bool(&j, "classes_is_lower_bound", t->classes >= DISTINCT_CAP / 2);
+        }
+        scn_json_bool(&j, "exercised", !unexercised);
+        scn_json_bool(&j, "reached", !unreached);
+        scn_json_end(&j);
+    } else if (o->native) {
+        /* OS threads: no scheduling points counted, no interleaving hashed */
+        printf("%s %s  runs=%llu failures=%llu runs/s=%.2f (free-running, %s pool)\n",
+               t->failures ? "FAIL" : "PASS", s->path, (unsigned long long)t->runs,
+               (unsigned long long)t->failures, t->seconds > 0 ? (double)t->runs / t->seconds : 0.0,
+               scn_pool_backend_name());
+    } else {
+        /* the count stops at DISTINCT_CAP / 2: say so, not a silent 2048 */
+        printf("%s %s  runs=%llu failures=%llu schedules/s=%.1f steps/run=%.0f interleavings=%s%llu "
+               "classes=%s%llu\n",
+               t->failures || unexercised ? "FAIL" : unreached ? "NOT-EXERCISED" : "PASS", s->path, (unsigned long long)t->runs,
+               (unsigned long long)t->failures, t->seconds > 0 ? (double)t->runs / t->seconds : 0.0,
+               t->runs ? (double)t->steps / (double)t->runs : 0.0,
+               t->distinct >= DISTINCT_CAP / 2 ? "at least " : "", (unsigned long long)t->distinct,
+               t->classes >= DISTINCT_CAP / 2 ? "at least " : "", (unsigned long long)t->classes);
+    }
+    return rc;
+}
+
+/* One scenario: its campaign, then its lines.  Returns the exit status rc
+ * with the scenario's folded in, or -1 when nothing more may run (out of
+ * memory). */
+static int run_scenario(const scn_scenario *s, const options *o, verify_total *vt, int rc) {
+    scn_campaign_opts co;
+    scn_campaign_result res;
+    scn_campaign_observer obs;
+    tally t;
+    run_watch w;
+    char why[256];
+    memset(&t, 0, sizeof t);
+    memset(&w, 0, sizeof w);
+    w.s = s;
+    w.o = o;
+    w.t = &t;
+    w.every = progress_seconds();
+    w.t0 = w.last_note = scn_wall_seconds();
+    memset(&co, 0, sizeof co);
+    co.strategies = o->strategies;
+    co.first_seed = o->first_seed;
+    co.runs = o->strategies == STRATEGIES_DFS ? o->max_runs : o->seeds;
+    co.depth = o->depth;
+    co.pct_steps = o->pct_steps;
+    co.native = o->native;
+    co.schedule = o->schedule;
+    co.preemptions = o->preemptions;
+    co.por = o->por;
+    co.max_failures = o->max_failures;
+    co.tail_on_failure = true; /* only failure reports print it */
+    obs.ctx = &w;
+    obs.before = NULL;
+    obs.after = after_run;
+    obs.refused = NULL; /* a run that cannot start ends the campaign: exit 2 */
+    switch (scn_campaign_run(s, &co, &obs, &res)) {
+    case SCN_CAMPAIGN_NO_MEMORY:
+        scn_campaign_result_free(&res);
+        free(t.seen);
+        free(t.class_seen);
+        return -1;
+    case SCN_CAMPAIGN_BAD_RUN:
+        fprintf(stderr, "tpheal-harness: %s\n", res.reason);
+        rc = 2;
+        break;
+    case SCN_CAMPAIGN_DECLINED:
+        /* Declined after its first run: the real pool's process outlives a
+         * run, and the scenario needs a fresh one. */
+        if (!res.dfs && !o->json && scn_pool_unsupported(s, why, sizeof why))
+            printf("STOPPED %s after %llu run(s), at seed %llu: %s\n", s->path, (unsigned long long)t.runs,
+                   (unsigned long long)res.declined_seed, why);
+        break;
+    default: break;
+    }
+    if (res.dfs) {
+        if (sched_dfs_error(res.dfs)) {
+            printf("DFS-ERROR %s: %s\n", s->path, sched_dfs_error(res.dfs));
+            if (rc < 1) rc = 1;
+        }
+        if (!o->verify) print_search(s, o, &t, res.dfs);
+        else rc = worse(rc, print_proof(s, o, &t, res.dfs, scn_wall_seconds() - w.t0, vt));
+    }
+    scn_campaign_result_free(&res);
+    t.seconds = scn_wall_seconds() - w.t0;
+    rc = worse(rc, print_summary(s, o, &t, w.max_choice));
+    free(t.seen);
+    free(t.class_seen);
+    fflush(stdout);
+    return rc;
+}
+
 int cmd_run(const cli_exe *x, int argc, char **argv) {
     verify_total vt;
     const char **files = calloc((size_t)argc, sizeof *files);
@@ -300,25 +551,10 @@ int cmd_run(const cli_exe *x, int argc, char **argv) {
     if (bad) rc = 2;
     for (i = 0; i < nfiles && !bad; i++) {
         scn_scenario *s = scns[i];
-        tally t;
-        uint64_t k, max_choice = 0;
-        int st;
-        double t0, last_note, every = progress_seconds();
         char why[256];
-        bool stopped = false;
-        memset(&t, 0, sizeof t);
         if (scn_run_unsupported(s, o.native, why, sizeof why)) {
             declined++;
-            if (o.json) {
-                scn_json j;
-                scn_json_begin(&j, stdout, "declined");
-                scn_json_str(&j, "scenario", s->path);
-                scn_json_str(&j, "pool", scn_pool_backend_name());
-                scn_json_str(&j, "declined", why);
-                scn_json_end(&j);
-            } else {
-                printf("DECLINED %s  (%s pool: %s)\n", s->path, scn_pool_backend_name(), why);
-            }
+            print_declined(s, &o, why);
             continue;
         }
         if (s->fail_fast_build != (TPHEAL_FAIL_FAST != 0) && s->fail_fast_build) {
@@ -326,221 +562,11 @@ int cmd_run(const cli_exe *x, int argc, char **argv) {
             if (r > rc) rc = r;
             continue;
         }
-        t0 = last_note = scn_wall_seconds();
-        if (o.strategies == STRATEGIES_DFS && !o.native) {
-            /* bounded-exhaustive: one search, each run its next leaf */
-            sched_dfs *d = sched_dfs_new(o.preemptions);
-            if (!d) { rc = 2; break; }
-            sched_dfs_set_por(d, o.por);
-            for (k = 0;; k++) {
-                int r = run_one_seed(s, &o, 2, k + 1, &t, &max_choice, d);
-                if (r == 2) { rc = 2; break; }
-                if (r == 3) { stopped = true; break; }
-                if (o.max_failures && t.failures >= o.max_failures) break;
-                if (!sched_dfs_advance(d) || sched_dfs_runs(d) >= o.max_runs) break;
-            }
-            if (sched_dfs_error(d)) {
-                printf("DFS-ERROR %s: %s\n", s->path, sched_dfs_error(d));
-                if (rc < 1) rc = 1;
-            }
-            if (!o.json && !o.verify)
-                printf("DFS %s  explored %llu distinct interleavings with <= %u preemptions (%s), %llu failures; "
-                       "deepest run %llu choices, most preemptions used %u; fair schedule: %llu runs demoted a "
-                       "thread (%llu demotions), longest streak %llu\n",
-                       s->path, (unsigned long long)sched_dfs_runs(d), o.preemptions,
-                       sched_dfs_complete(d) ? "complete" : "stopped at limit", (unsigned long long)t.failures,
-                       (unsigned long long)sched_dfs_max_depth(d), sched_dfs_max_used(d),
-                       (unsigned long long)sched_dfs_fair_runs(d), (unsigned long long)sched_dfs_fair_switches(d),
-                       (unsigned long long)sched_dfs_max_streak(d));
-            else if (!o.verify) {
-                scn_json j;
-                scn_json_begin(&j, stdout, "dfs");
-                scn_json_str(&j, "dfs", s->path);
-                scn_json_u64(&j, "interleavings", sched_dfs_runs(d));
-                scn_json_u64(&j, "preemptions", o.preemptions);
-                scn_json_bool(&j, "complete", sched_dfs_complete(d));
-                scn_json_u64(&j, "failures", t.failures);
-                scn_json_u64(&j, "fair_runs", sched_dfs_fair_runs(d));
-                scn_json_u64(&j, "fair_switches", sched_dfs_fair_switches(d));
-                scn_json_u64(&j, "max_streak", sched_dfs_max_streak(d));
-                scn_json_u64(&j, "max_depth", sched_dfs_max_depth(d));
-                scn_json_u64(&j, "max_used", sched_dfs_max_used(d));
-                scn_json_u64(&j, "races", sched_dfs_races(d));
-                scn_json_end(&j);
-            }
-            if (!sched_dfs_complete(d) && !sched_dfs_error(d) && !o.json && !o.verify)
-                printf("  (stopped at --max-runs %llu)\n", (unsigned long long)o.max_runs);
-            if (o.verify) {
-                double secs = scn_wall_seconds() - t0;
-                bool ok = !t.failures && sched_dfs_complete(d) && !sched_dfs_error(d);
-                vt.scenarios++;
-                vt.complete += sched_dfs_complete(d) ? 1u : 0u;
-                vt.failures += t.failures;
-                vt.runs += sched_dfs_runs(d);
-                vt.traces += sched_dfs_traces(d);
-                vt.pruned += sched_dfs_pruned(d);
-                vt.seconds += secs;
-                if (o.json) {
-                    scn_json j;
-                    scn_json_begin(&j, stdout, "verify");
-                    scn_json_str(&j, "verify", s->path);
-                    scn_json_u64(&j, "preemptions", o.preemptions);
-                    scn_json_bool(&j, "por", o.por);
-                    scn_json_bool(&j, "complete", sched_dfs_complete(d));
-                    if (s->sampled[0]) scn_json_str(&j, "sampled", s->sampled);
-                    scn_json_u64(&j, "failures", t.failures);
-                    scn_json_u64(&j, "runs", sched_dfs_runs(d));
-                    scn_json_u64(&j, "traces", sched_dfs_traces(d));
-                    scn_json_u64(&j, "redundant_runs", sched_dfs_blocked_runs(d));
-                    scn_json_u64(&j, "pruned", sched_dfs_pruned(d));
-                    scn_json_u64(&j, "races", sched_dfs_races(d));
-                    scn_json_fixed(&j, "seconds", 3, secs);
-                    scn_json_end(&j);
-                } else
-                    printf("VERIFY %s  %s at <= %u preemptions%s: %llu traces, %llu runs, %llu redundant, %llu options "
-                           "pruned, %llu failures, %.2f s\n",
-                           s->path, ok ? "PROVEN" : t.failures ? "FAILED" : s->sampled[0] ? "SAMPLED" : "INCOMPLETE",
-                           o.preemptions,
-                           o.por ? "" : " (no reduction)", (unsigned long long)sched_dfs_traces(d),
-                           (unsigned long long)sched_dfs_runs(d), (unsigned long long)sched_dfs_blocked_runs(d),
-                           (unsigned long long)sched_dfs_pruned(d), (unsigned long long)t.failures, secs);
-                /* a file that says it is sampled is left to stress, by its own reason */
-                if (!ok && !t.failures && s->sampled[0]) {
-                    vt.sampled++;
-                    if (!o.json) printf("  sampled: %s\n", s->sampled);
-                }
-                if (!ok && !t.failures && !s->sampled[0] && rc == 0) rc = 4;
-            }
-            if (o.por && !o.json && !o.verify)
-                printf("  partial-order reduction: %llu traces, %llu redundant runs (sleep sets), %llu options pruned, "
-                       "%llu races\n",
-                       (unsigned long long)sched_dfs_traces(d), (unsigned long long)sched_dfs_blocked_runs(d),
-                       (unsigned long long)sched_dfs_pruned(d), (unsigned long long)sched_dfs_races(d));
-            sched_dfs_free(d);
-        }
-        for (st = 0; st < SCHED_STRATEGY_DFS && o.strategies != STRATEGIES_DFS; st++) {
-            options so = o;
-            if (!(o.strategies & STRATEGY_BIT(st))) continue;
-            if (st == SCHED_STRATEGY_PCT && so.pct_steps == 0 && !so.native) so.pct_steps = pct_steps_for(s);
-            for (k = 0; k < o.seeds && !stopped && !(o.max_failures && t.failures >= o.max_failures); k++) {
-                int r = run_one_seed(s, &so, (sched_strategy_kind)st, o.first_seed + k, &t, &max_choice, NULL);
-                if (r == 2) { rc = 2; break; }
-                /* a long run says how far it is (stderr: stdout stays a
-                 * pure function of the seeds) */
-                if ((k & 63) == 63 && scn_wall_seconds() - last_note >= every) {
-                    last_note = scn_wall_seconds();
-                    fprintf(stderr, "tpheal-harness: %s: %s %llu of %llu seeds, %llu failures, %.0f s\n", s->path,
-                            cli_strategy_name((sched_strategy_kind)st), (unsigned long long)(k + 1), (unsigned long long)o.seeds,
-                            (unsigned long long)t.failures, last_note - t0);
-                }
-                if (r == 3) {
-                    /* Declined after its first run: the real pool's process
-                     * outlives a run, and the scenario needs a fresh one. */
-                    stopped = true;
-                    if (!o.json && scn_pool_unsupported(s, why, sizeof why))
-                        printf("STOPPED %s after %llu run(s), at seed %llu: %s\n", s->path,
-                               (unsigned long long)t.runs, (unsigned long long)(o.first_seed + k), why);
-                }
-            }
-        }
-        t.seconds = scn_wall_seconds() - t0;
-        bool unexercised = !o.native && !o.schedule && o.strategies != STRATEGIES_DFS && t.runs >= NOT_EXERCISED_MIN_RUNS &&
-                           t.distinct == 1;
-        bool unreached = !o.verify && report_reach(s, &t, &o) && !o.native && !o.schedule && t.runs > 0;
-        /* No `require`: nothing says the runs got where the scenario exists to go. */
-        bool no_goal = !o.verify && s->nrequires == 0 && !o.schedule && t.runs > 0;
-        if (no_goal && !o.json)
-            fprintf(stderr, "tpheal-harness: %s: warning: no `require` line, so its passes prove nothing "
-                            "about what its runs reached (--require-reach makes this NOT-EXERCISED)\n", s->path);
-        if (no_goal && o.require_reach && !o.json)
-            printf("NOT-EXERCISED %s: no `require` line (--require-reach)\n", s->path);
-        if (o.verify) {
-            /* its VERIFY line is the scenario's line */
-            if (t.failures && (rc < 1 || rc == 4)) rc = 1;
-            free(t.seen);
-            free(t.class_seen);
-            fflush(stdout);
-            continue;
-        }
-        if (unexercised)
-            printf("NOT-EXERCISED %s: all %llu runs produced one interleaving: the scheduler is not racing "
-                   "this scenario's threads\n",
-                   s->path, (unsigned long long)t.runs);
-        if (unreached && !o.json)
-            printf("NOT-EXERCISED %s: a requirement above was reached by no run of a strategy%s\n", s->path,
-                   o.min_reach > 0 ? ", or by fewer than --min-reach percent of its runs" : "");
-        /* a failure outranks NOT-EXERCISED (4), bad input (2) outranks both */
-        if ((t.failures || unexercised) && (rc < 1 || rc == 4)) rc = 1;
-        if (no_goal && o.require_reach) unreached = true; /* after its own message above */
-        if (unreached && rc == 0) rc = 4;
-        if (o.json) {
-            scn_json j;
-            scn_json_begin(&j, stdout, "summary");
-            scn_json_str(&j, "scenario", s->path);
-            scn_json_str(&j, "purpose", s->purpose);
-            scn_json_str(&j, "build", BUILD_KIND);
-            scn_json_str(&j, "pool", scn_pool_backend_name());
-            scn_json_u64(&j, "runs", t.runs);
-            scn_json_u64(&j, "failures", t.failures);
-            scn_json_u64(&j, "steps", t.steps);
-            scn_json_u64(&j, "max_choice_points", max_choice);
-            scn_json_fixed(&j, "seconds", 3, t.seconds);
-            scn_json_fixed(&j, "schedules_per_sec", 1, t.seconds > 0 ? (double)t.runs / t.seconds : 0.0);
-            scn_json_u64(&j, "distinct_interleavings", t.distinct);
-            scn_json_bool(&j, "distinct_is_lower_bound", t.distinct >= DISTINCT_CAP / 2);
-            if (!o.native) {
-                scn_json_u64(&j, "behaviour_classes", t.classes);
-                scn_json_bool(&j, "classes_is_lower_bound", t.classes >= DISTINCT_CAP / 2);
-            }
-            scn_json_bool(&j, "exercised", !unexercised);
-            scn_json_bool(&j, "reached", !unreached);
-            scn_json_end(&j);
-        } else if (o.native) {
-            /* OS threads: no scheduling points counted, no interleaving hashed */
-            printf("%s %s  runs=%llu failures=%llu runs/s=%.2f (free-running, %s pool)\n",
-                   t.failures ? "FAIL" : "PASS", s->path, (unsigned long long)t.runs,
-                   (unsigned long long)t.failures, t.seconds > 0 ? (double)t.runs / t.seconds : 0.0,
-                   scn_pool_backend_name());
-        } else {
-            /* the count stops at DISTINCT_CAP / 2: say so, not a silent 2048 */
-            printf("%s %s  runs=%llu failures=%llu schedules/s=%.1f steps/run=%.0f interleavings=%s%llu "
-                   "classes=%s%llu\n",
-                   t.failures || unexercised ? "FAIL" : unreached ? "NOT-EXERCISED" : "PASS", s->path, (unsigned long long)t.runs,
-                   (unsigned long long)t.failures, t.seconds > 0 ? (double)t.runs / t.seconds : 0.0,
-                   t.runs ? (double)t.steps / (double)t.runs : 0.0,
-                   t.distinct >= DISTINCT_CAP / 2 ? "at least " : "", (unsigned long long)t.distinct,
-                   t.classes >= DISTINCT_CAP / 2 ? "at least " : "", (unsigned long long)t.classes);
-        }
-        free(t.seen);
-        free(t.class_seen);
-        fflush(stdout);
+        rc = run_scenario(s, &o, &vt, rc);
+        if (rc < 0) { rc = 2; break; }
     }
     if (!bad && declined == nfiles) rc = 3;
-    if (o.verify && vt.scenarios) {
-        if (o.json) {
-            scn_json j;
-            scn_json_begin(&j, stdout, "verify-total");
-            scn_json_u64(&j, "verify_total", vt.scenarios);
-            scn_json_u64(&j, "complete", vt.complete);
-            scn_json_u64(&j, "preemptions", o.preemptions);
-            scn_json_u64(&j, "failures", vt.failures);
-            scn_json_u64(&j, "runs", vt.runs);
-            scn_json_u64(&j, "traces", vt.traces);
-            scn_json_u64(&j, "pruned", vt.pruned);
-            if (vt.sampled) scn_json_u64(&j, "sampled", vt.sampled);
-            scn_json_fixed(&j, "seconds", 3, vt.seconds);
-            scn_json_end(&j);
-        } else {
-            printf("VERIFY TOTAL  %llu of %llu scenarios complete at <= %u preemptions (%.0f%%), %llu failures, "
-                   "%llu traces, %llu runs, %llu options pruned, %.2f s",
-                   (unsigned long long)vt.complete, (unsigned long long)vt.scenarios, o.preemptions,
-                   100.0 * (double)vt.complete / (double)vt.scenarios, (unsigned long long)vt.failures,
-                   (unsigned long long)vt.traces, (unsigned long long)vt.runs, (unsigned long long)vt.pruned,
-                   vt.seconds);
-            if (vt.sampled) printf("; %llu sampled (left to stress)", (unsigned long long)vt.sampled);
-            printf("\n");
-        }
-    }
+    if (o.verify && vt.scenarios) print_verify_total(&o, &vt);
     for (i = 0; i < nfiles; i++) scn_free(scns[i]);
     free(scns);
     free(files);

@@ -9,6 +9,7 @@
  *   tpheal-harness replay SEED-OR-SCHEDULE FILE  (tpheal-harness help replay)
  *   tpheal-harness list [DIR]
  *   tpheal-harness bench [--seeds N]
+ *   tpheal-harness stress-batch ... / stress-faultloop ...  (ci/stress.py's)
  *   tpheal-harness help [COMMAND]   and   tpheal-harness COMMAND --help
  *
  * Exit: 0 everything passed, 1 a failure, 2 bad input (usage or a scenario
@@ -41,6 +42,15 @@ static void find_model_exe(cli_exe *x) {
              real + strlen("tpheal-harness-realpool"));
 }
 
+/* Every command with a help text answers `COMMAND --help` with it. */
+static bool is_command(const char *a) {
+    size_t i;
+    const char *name;
+    for (i = 0; (name = cli_command_name(i)) != NULL; i++)
+        if (strcmp(a, name) == 0) return true;
+    return false;
+}
+
 int main(int argc, char **argv) {
     cli_exe x;
     x.argv0 = argc > 0 && argv[0] && *argv[0] ? argv[0] : "tpheal-harness";
@@ -50,10 +60,8 @@ int main(int argc, char **argv) {
     find_model_exe(&x);
     if (argc < 2) return cli_usage(NULL);
     if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
-        return cli_help(argc > 2 ? argv[2] : NULL);
-    if ((strcmp(argv[1], "run") == 0 || strcmp(argv[1], "verify") == 0 || strcmp(argv[1], "replay") == 0 || strcmp(argv[1], "list") == 0 ||
-         strcmp(argv[1], "bench") == 0) && cli_wants_help(argc, argv))
-        return cli_help(argv[1]);
+        return cli_help(argc <= 2 ? NULL : cli_wants_help(3, argv) ? "help" : argv[2]); /* `help --help` */
+    if (is_command(argv[1]) && cli_wants_help(argc, argv)) return cli_help(argv[1]);
     if (strcmp(argv[1], "run") == 0 || strcmp(argv[1], "verify") == 0) return cmd_run(&x, argc, argv);
     if (strcmp(argv[1], "replay") == 0) return cmd_replay(&x, argc, argv);
     if (strcmp(argv[1], "list") == 0) return cmd_list(argc, argv);

@@ -23,6 +23,7 @@
 #include "rt_sched.h"
 #include "sched_dfs.h"
 #include "scn_ast.h"
+#include "scn_campaign.h"
 #include "scn_clock.h"
 #include "scn_run.h"
 #include "scn_text.h"
@@ -91,55 +92,72 @@ typedef struct bench_tally {
     uint32_t fibers_peak;
 } bench_tally;
 
-static void run_seeds(const scn_scenario *s, uint64_t n, bench_tally *t) {
-    uint64_t i;
+/* The campaign's observer: the tally. */
+static bool tally_run(void *ctx, uint64_t j, const scn_run_opts *ro, const scn_run_out *r) {
+    bench_tally *t = (bench_tally *)ctx;
+    (void)j;
+    (void)ro;
+    t->runs++;
+    t->steps += r->steps;
+    if (!r->passed) t->failures++;
+    if (r->fibers_peak > t->fibers_peak) t->fibers_peak = r->fibers_peak;
+    return true;
+}
+
+/* Seeds 0..n-1, random walk and PCT alternately: random the even ones, PCT
+ * the odd ones, each strategy a campaign of its own. */
+static uint64_t alternate_seed(void *ctx, sched_strategy_kind st, uint64_t j) {
+    (void)ctx;
+    return 2 * j + (st == SCHED_STRATEGY_PCT);
+}
+
+/* A run that could not start counts as failed, and the runs go on. */
+static bool tally_refused(void *ctx, uint64_t j, const scn_run_opts *ro, const scn_run_out *r) {
+    (void)j;
+    (void)ro;
+    (void)r;
+    ((bench_tally *)ctx)->failures++;
+    return true;
+}
+
+/* A campaign's runs into t. */
+static void campaign(const scn_scenario *s, const scn_campaign_opts *co, bench_tally *t, bool *complete) {
+    scn_campaign_observer obs = {t, NULL, tally_run, tally_refused};
+    scn_campaign_result res;
+    scn_campaign_run(s, co, &obs, &res);
+    if (complete) *complete = res.dfs && sched_dfs_complete(res.dfs);
+    scn_campaign_result_free(&res);
+}
+
+/* PCT's k is k, the campaign's probe made once by the caller, outside
+ * what the bench times. */
+static void run_seeds(const scn_scenario *s, uint64_t n, uint64_t k, bench_tally *t) {
+    scn_campaign_opts co;
     memset(t, 0, sizeof *t);
-    for (i = 0; i < n; i++) {
-        scn_run_opts ro;
-        scn_run_out r;
-        memset(&ro, 0, sizeof ro);
-        ro.seed = i;
-        ro.strategy = (i & 1) ? SCHED_STRATEGY_PCT : SCHED_STRATEGY_RANDOM; /* alternately */
-        ro.depth = 3;
-        ro.tail_on_failure = true;
-        if (scn_run(s, &ro, &r) == 0) {
-            t->runs++;
-            t->steps += r.steps;
-            if (!r.passed) t->failures++;
-            if (r.fibers_peak > t->fibers_peak) t->fibers_peak = r.fibers_peak;
-        } else {
-            t->failures++;
-        }
-        scn_run_out_free(&r);
-    }
+    memset(&co, 0, sizeof co);
+    co.seed_at = alternate_seed;
+    co.depth = 3;
+    co.pct_steps = k;
+    co.tail_on_failure = true;
+    co.strategies = SCN_CAMPAIGN_BIT(SCHED_STRATEGY_RANDOM);
+    co.runs = (n + 1) / 2;
+    campaign(s, &co, t, NULL);
+    co.strategies = SCN_CAMPAIGN_BIT(SCHED_STRATEGY_PCT);
+    co.runs = n / 2;
+    campaign(s, &co, t, NULL);
 }
 
 /* The DFS strategy on the same scenario: up to n runs of the bounded
- * search (a replay of its prefix and an extension each).  Returns the runs. */
-static uint64_t run_dfs(const scn_scenario *s, uint64_t n, unsigned bound, bench_tally *t, bool *complete) {
-    sched_dfs *d = sched_dfs_new(bound);
+ * search (a replay of its prefix and an extension each). */
+static void run_dfs(const scn_scenario *s, uint64_t n, unsigned bound, bench_tally *t, bool *complete) {
+    scn_campaign_opts co;
     memset(t, 0, sizeof *t);
-    *complete = false;
-    if (!d) return 0;
-    do {
-        scn_run_opts ro;
-        scn_run_out r;
-        memset(&ro, 0, sizeof ro);
-        ro.strategy = SCHED_STRATEGY_DFS;
-        ro.dfs = d;
-        ro.tail_on_failure = true;
-        if (scn_run(s, &ro, &r) == 0) {
-            t->runs++;
-            t->steps += r.steps;
-            if (!r.passed) t->failures++;
-        } else {
-            t->failures++;
-        }
-        scn_run_out_free(&r);
-    } while (sched_dfs_advance(d) && sched_dfs_runs(d) < n);
-    *complete = sched_dfs_complete(d);
-    sched_dfs_free(d);
-    return t->runs;
+    memset(&co, 0, sizeof co);
+    co.strategies = SCN_CAMPAIGN_BIT(SCHED_STRATEGY_DFS);
+    co.runs = n;
+    co.preemptions = bound;
+    co.tail_on_failure = true;
+    campaign(s, &co, t, complete);
 }
 
 double scn_bench_rate(uint64_t seeds) {
@@ -151,9 +169,10 @@ double scn_bench_rate(uint64_t seeds) {
     /* Warm first, untimed: the race build's first runs map every fiber
      * stack and create every TSan fiber it later recycles (fiber_stack.c),
      * which a short bench would otherwise mostly measure. */
-    run_seeds(s, seeds < 200 ? seeds : 200, &t);
+    uint64_t k = scn_campaign_pct_steps(s);
+    run_seeds(s, seeds < 200 ? seeds : 200, k, &t);
     c0 = sched_bench_seconds();
-    run_seeds(s, seeds, &t);
+    run_seeds(s, seeds, k, &t);
     cpu = sched_bench_seconds() - c0;
     scn_free(s);
     sched_release_cache();
@@ -174,6 +193,7 @@ int scn_bench_main(uint64_t seeds) {
     const char *clk;
     unsigned pd;
     bool pct_bad = false;
+    uint64_t k;
     s = scn_parse("bench", bench_scenario, sizeof bench_scenario - 1, &e);
     if (!s) {
         fprintf(stderr, "bench:%d:%d: %s\n", e.line, e.col, e.msg);
@@ -185,16 +205,17 @@ int scn_bench_main(uint64_t seeds) {
         scn_free(s);
         return 2;
     }
+    k = scn_campaign_pct_steps(s); /* untimed: PCT's k, the campaign's one definition */
     c0 = sched_bench_seconds();
     w0 = scn_wall_seconds();
-    run_seeds(s, seeds, &t);
+    run_seeds(s, seeds, k, &t);
     cpu = sched_bench_seconds() - c0;
     wall = scn_wall_seconds() - w0;
     raw = sched_bench_raw_switches_per_sec(4000000);
     d0 = sched_bench_seconds();
     run_dfs(s, seeds, 1, &dt, &dcomplete);
     dcpu = sched_bench_seconds() - d0;
-    run_seeds(mem, MEM_SEEDS, &m);
+    run_seeds(mem, MEM_SEEDS, scn_campaign_pct_steps(mem), &m);
     rss = peak_rss_kib();
     sched_options_default(&so);
     stack_kib = so.stack_size / 1024u;

@@ -74,9 +74,11 @@ void scn_exec_callback(run_state *run, int obj) {
     rt_access(&run->objs[obj].stop_word, RT_READ);
     after_stop = (SCN_ATOMIC_LOAD(&run->objs[obj].stop_word) & STOP_QUIET) != 0;
     scn_tracefmt_callback_locked(run, obj, "start");
+    scn_tl_callback(run, obj, true);
     rt_lock_release(&run->lock);
     if (after_stop)
-        scn_run_fail(run, "oracle: %s %s: a callback ran after stop_and_drain returned, with no arm since",
+        scn_run_fail(run, SCN_FAILURE_ORACLE_STOP_DRAIN, 0, obj,
+                     "oracle: %s %s: a callback ran after stop_and_drain returned, with no arm since",
                      scn_obj_kind_name(o->kind), o->name);
     if (o->callback >= 0) {
         char who[SCN_NAME_MAX + 16];
@@ -90,6 +92,7 @@ void scn_exec_callback(run_state *run, int obj) {
     lock_object_bookkeeping(run, obj);
     run->objs[obj].running--;
     scn_tracefmt_callback_locked(run, obj, "return");
+    scn_tl_callback(run, obj, false);
     rt_lock_release(&run->lock);
     scn_reach_leave(&run->reach, SCN_REQ_OBJ_BASE + obj);
 }
@@ -134,7 +137,8 @@ static bool live(const scn_op *op, exec_ctx *c) {
     run_state *run = c->run;
     const obj_state *st = &run->objs[op->obj];
     if (st->created && !st->dead) return true;
-    scn_run_fail(run, "line %d: %s: `%s %s` on an object that is %s", op->line, c->who, scn_op_name(op->kind),
+    scn_run_fail(run, st->created ? SCN_FAILURE_OBJECT_CLOSED : SCN_FAILURE_OBJECT_NOT_CREATED, op->line, op->obj,
+                 "line %d: %s: `%s %s` on an object that is %s", op->line, c->who, scn_op_name(op->kind),
                  run->s->objs[op->obj].name, st->created ? "closed" : "not created");
     return false;
 }
@@ -197,7 +201,8 @@ static int exec_op(exec_ctx *c, const scn_op *op) {
         if (k->lent_to_waits && event_in_use(run, op->obj)) {
             /* tph_wait borrows its handle: closing it under an open wait
              * would hand the core a dead handle at the next arm. */
-            scn_run_fail(run, "line %d: %s: `close %s` while a wait on it is still open", op->line, c->who,
+            scn_run_fail(run, SCN_FAILURE_CLOSE_LENT_EVENT, op->line, op->obj,
+                         "line %d: %s: `close %s` while a wait on it is still open", op->line, c->who,
                          run->s->objs[op->obj].name);
             if (in_flight) scn_reach_leave(&run->reach, c->actor);
             return -1;
@@ -239,17 +244,25 @@ static int exec_op(exec_ctx *c, const scn_op *op) {
         has_result = false;
         break;
     }
-    case SCN_OP_ASSERT: scn_expr_check(run, op->expr, "assert"); has_result = false; break;
+    case SCN_OP_ASSERT: scn_expr_check(run, op->expr, SCN_FAILURE_ASSERT_FAILED, "assert"); has_result = false; break;
     case SCN_OP_AWAIT: {
         size_t slot = count_slot(run, op->point, op->pool);
+        uint64_t await_from = rt_now();
         rt_lock_acquire(&run->lock);
         run->awaiting[slot]++;
+        run->script_waiters++;
         for (;;) {
             rt_access(&run->counts[slot], RT_READ); /* written in diagnostic sections (scn_hook.c) */
             if (run->counts[slot] >= op->count) break;
             rt_wait(&run->await_q, &run->lock, RT_FOREVER, "scenario await");
         }
         run->awaiting[slot]--;
+        if (run->tl) {
+            char what[96];
+            snprintf(what, sizeof what, "await %s (line %d)", scn_trace_point_name(op->point), op->line);
+            scn_tl_span(run, await_from, "await", what);
+        }
+        run->script_waiters--;
         rt_lock_release(&run->lock);
         has_result = false;
         break;
@@ -260,13 +273,20 @@ static int exec_op(exec_ctx *c, const scn_op *op) {
     if (is_arm(op->kind)) stop_oracle_arm(run, op->obj, false);
     if (op->kind == SCN_OP_STOP_AND_DRAIN && e == TPH_OK) stop_oracle_stopped(run, op->obj);
     if (op->label >= 0 && rt_now() - t0 >= run->label_time[op->label]) run->label_time[op->label] = rt_now() - t0;
+    if (op->label >= 0 && run->tl) {
+        char what[128];
+        snprintf(what, sizeof what, "`%s%s%s as %s` (line %d)", scn_op_name(op->kind), op->obj >= 0 ? " " : "",
+                 op->obj >= 0 ? run->s->objs[op->obj].name : "", run->s->labels[op->label].name, op->line);
+        scn_tl_span(run, t0, "labelled", what);
+    }
     if (has_result && e == TPH_OK && (op->kind == SCN_OP_SUBMIT || op->kind == SCN_OP_ARM)) {
         lock_object_bookkeeping(run, op->obj);
         run->objs[op->obj].arms++;
         rt_lock_release(&run->lock);
     }
     if (has_result && op->expect != SCN_RESULT_ANY && (int)e != op->expect)
-        scn_run_fail(run, "line %d: %s: `%s%s%s` returned %s, expected %s", op->line, c->who, scn_op_name(op->kind),
+        scn_run_fail(run, SCN_FAILURE_OP_RESULT, op->line, op->obj,
+                     "line %d: %s: `%s%s%s` returned %s, expected %s", op->line, c->who, scn_op_name(op->kind),
                      op->obj >= 0 ? " " : "", op->obj >= 0 ? run->s->objs[op->obj].name : "",
                      scn_result_name((int)e), scn_result_name(op->expect));
     return 0;

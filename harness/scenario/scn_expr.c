@@ -3,6 +3,7 @@
  * read-out of the pool -- and whether a comparison holds.  What `assert`,
  * `expect` and the expression form of `require` evaluate. */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "scn_run_internal.h"
@@ -85,9 +86,26 @@ bool scn_expr_eval(run_state *run, const scn_expr *e, uint64_t *l, uint64_t *r) 
     return false;
 }
 
-void scn_expr_check(run_state *run, const scn_expr *e, const char *where) {
+/* Terms whose value is a virtual time or duration (100 ns units). */
+static bool term_is_time(const scn_term *t) {
+    if (t->kind == SCN_TERM_BLOCKED || t->kind == SCN_TERM_NOW) return true;
+    return t->kind == SCN_TERM_FIELD && (t->field == SCN_FIELD_LAST_CANCELLED || t->field == SCN_FIELD_LAST_STARTED ||
+                                         t->field == SCN_FIELD_LAST_SUBMITTED);
+}
+
+/* A comparison with a time on either side prints both sides in ms/us (the
+ * number beside a time was written with a unit, `>= 2ms`): the raw 100 ns
+ * units ("left 860, right 20000") were the report's least readable part. */
+void scn_expr_check(run_state *run, const scn_expr *e, scn_failure_kind kind, const char *where) {
     uint64_t l, r;
-    if (!scn_expr_eval(run, e, &l, &r))
-        scn_run_fail(run, "line %d: %s `%s` failed (left %llu, right %llu)", e->line, where, e->text,
-                     (unsigned long long)l, (unsigned long long)r);
+    char lt[32], rt[32];
+    if (scn_expr_eval(run, e, &l, &r)) return;
+    if (term_is_time(&e->lhs) || term_is_time(&e->rhs)) {
+        scn_duration(lt, sizeof lt, l);
+        scn_duration(rt, sizeof rt, r);
+    } else {
+        snprintf(lt, sizeof lt, "%llu", (unsigned long long)l);
+        snprintf(rt, sizeof rt, "%llu", (unsigned long long)r);
+    }
+    scn_run_fail(run, kind, e->line, -1, "line %d: %s `%s` failed (left %s, right %s)", e->line, where, e->text, lt, rt);
 }

@@ -6,6 +6,7 @@
  * `before` orders, wakes `await`s and parks the threads a hold catches.
  * And the read-outs `require` asks at quiescence and at the end (scn_reach.h). */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "scn_run_internal.h"
@@ -144,10 +145,13 @@ void scn_hook_record(const tph_trace_record *rec, void *ctx) {
         t->target = rec->target;
         t->event = rec->event;
         t->pool = pool;
+        t->key = (pt >= 0 && scn_trace_point_has_pool(pt)) ? (uintptr_t)rec->a : 0;
+        if (pool < 0 && t->key) scn_poolname_note(run, t->key, rec->thread, t->who);
         t->a = (pt >= 0 && scn_trace_point_has_pool(pt)) ? 0 : rec->a;
         t->b = rec->b;
         run->tail_n++;
         if (run->full_trace) scn_tracefmt_rec(run, &run->trace_all, run->tail_n, t);
+        if (run->tl) scn_tl_record(run, run->tail_n, t);
     }
     if (ei.special == EV_STALE_TICK) {
         /* The native pool ran the callback; the core kept it from the user
@@ -182,9 +186,17 @@ void scn_hook_record(const tph_trace_record *rec, void *ctx) {
         const scn_order *o = &run->s->orders[i];
         if (o->then != pt || !hold_matches_pool(o->pool, pool)) continue;
         rt_access(&run->counts[count_slot(run, o->first, o->pool)], RT_READ);
-        rt_access(&run->order_broken[i], RT_WRITE);
-        if (run->counts[count_slot(run, o->first, o->pool)] < run->counts[count_slot(run, pt, o->pool)])
-            run->order_broken[i]++;
+        rt_access(&run->orders[i], RT_WRITE);
+        {
+            uint64_t firsts = run->counts[count_slot(run, o->first, o->pool)];
+            uint64_t thens = run->counts[count_slot(run, pt, o->pool)];
+            order_tally *ot = &run->orders[i];
+            if (firsts < thens && ot->broken++ == 0) {
+                ot->first_record = run->tail_n;
+                ot->first_nth = thens;
+                ot->firsts_seen = firsts;
+            }
+        }
     }
     /* releases first: an until-event wakes the holds waiting for it */
     for (i = 0; i < run->s->nholds; i++) {
@@ -200,6 +212,8 @@ void scn_hook_record(const tph_trace_record *rec, void *ctx) {
         if (hs->matched < h->nth) continue;
         if (!h->every) hs->done = true;
         hs->parks++;
+        uint64_t parked_at = rt_now();
+        run->script_waiters++;
         if (h->release == SCN_HOLD_FOR) {
             uint64_t deadline = rt_now() + h->duration;
             while (rt_now() < deadline) rt_wait(&hs->q, &run->lock, deadline, "scenario hold (for)");
@@ -209,8 +223,47 @@ void scn_hook_record(const tph_trace_record *rec, void *ctx) {
             size_t slot = count_slot(run, h->until_point, h->until_pool);
             while (run->counts[slot] < h->until_count) rt_wait(&hs->q, &run->lock, RT_FOREVER, "scenario hold (until)");
         }
+        if (run->tl) {
+            char what[96];
+            snprintf(what, sizeof what, "hold at %s (line %d)", scn_trace_point_name(pt), h->line);
+            scn_tl_span(run, parked_at, "hold", what);
+        }
+        run->script_waiters--;
     }
     rt_lock_release(&run->lock);
+}
+
+/* The model severed a pool, or a submit released it: a record in the run's
+ * trace, `sim/pool-severed` (b: the callbacks it strands) or
+ * `sim/pool-healed` (b: the callbacks the released worker now serves), so
+ * a report shows where a pool stopped and started serving.  Called under
+ * the model's lock: in a controlled run one fiber runs at a time and this
+ * takes no scheduling point, so the schedule and the core's records are
+ * as they were; a free-running run takes the run's lock (the model's lock
+ * is taken first, and nothing holding the run's lock calls the model). */
+void scn_hook_severing(void *ctx, const void *pool_os, bool severed, uint32_t queued) {
+    run_state *run = (run_state *)ctx;
+    uintptr_t key = (uintptr_t)pool_os;
+    tail_rec *t;
+    const char *who = rt_thread_name();
+    size_t n = 0;
+    if (run->free_running) rt_lock_acquire_diagnostic(&run->lock);
+    t = &run->tail[run->tail_n % TRACE_TAIL];
+    t->thread = rt_thread_id();
+    for (; who && who[n] && n + 1 < sizeof t->who; n++) t->who[n] = who[n];
+    t->who[n] = '\0';
+    t->time = rt_now();
+    t->target = "sim";
+    t->event = severed ? "pool-severed" : "pool-healed";
+    t->pool = scn_run_pool_index(run, key);
+    t->key = key;
+    t->a = 0;
+    t->b = queued;
+    if (t->pool < 0 && key) scn_poolname_note(run, key, t->thread, t->who);
+    run->tail_n++;
+    if (run->full_trace) scn_tracefmt_rec(run, &run->trace_all, run->tail_n, t);
+    if (run->tl) scn_tl_record(run, run->tail_n, t);
+    if (run->free_running) rt_lock_release(&run->lock);
 }
 
 /* ---- what `require` asks (scn_reach.h) ---------------------------------------- */

@@ -58,7 +58,8 @@ static void work_quiesce(obj_state *st) { tph_work_wait((tph_work *)st->h); }
 static tph_err wait_create(run_state *run, int obj, void *ctx, tph_env *env, void **h) {
     const scn_obj *o = &run->s->objs[obj];
     if (!run->objs[o->event].created || run->objs[o->event].dead) {
-        scn_run_fail(run, "line %d: wait %s: its event %s is not open", o->line, o->name, run->s->objs[o->event].name);
+        scn_run_fail(run, SCN_FAILURE_EVENT_NOT_OPEN, o->line, obj, "line %d: wait %s: its event %s is not open",
+                     o->line, o->name, run->s->objs[o->event].name);
         return TPH_EINVAL;
     }
     return tph_wait_create((tph_wait **)h, (tph_handle *)run->objs[o->event].h, wait_cb, ctx, env);

@@ -61,6 +61,11 @@ void scn_pool_set_start_delay(const void *pool_os, uint64_t delay); /* `start-de
 void scn_pool_retire_idle_workers(const void *pool_os);
 uint64_t scn_pool_severed(const void *pool_os);
 uint64_t scn_pool_stalls(const void *pool_os); /* times it severed (`require severed`) */
+/* fn is told when the model severs a pool and when a submit releases it
+ * (sim_set_sever_watch: under the model's lock, no scheduling point);
+ * pool_os NULL = the default pool.  The real pool severs nothing: a no-op. */
+typedef void (*scn_pool_sever_fn)(void *ctx, const void *pool_os, bool severed, uint32_t queued);
+void scn_pool_watch_severing(scn_pool_sever_fn fn, void *ctx);
 bool scn_pool_any_severed_with_queued(void);
 
 /* What the pool itself counted for one object (os: the core's handle id or

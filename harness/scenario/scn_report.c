@@ -105,6 +105,7 @@ void scn_report_print(FILE *out, const scn_scenario *s, const scn_run_opts *ro, 
     if (r->status >= 0)
         fprintf(out, "  status: %s  steps: %llu  interleaving: %016llx\n", sched_status_name((sched_status)r->status),
                 (unsigned long long)r->steps, (unsigned long long)r->interleaving_hash);
+    fprintf(out, "  kind: %s\n", scn_failure_kind_name(r->kind));
     scn_report_block(out, "failures", r->failures);
     if (r->fairness) fprintf(out, "  fairness: %s\n", r->fairness);
     scn_report_block(out, "blocked threads", r->blocked_report);

@@ -36,21 +36,26 @@ static bool kept_healer_key_known;
 
 /* ---- the run's state: failures, pools ------------------------------------ */
 
-void scn_run_fail(run_state *run, const char *fmt, ...) {
-    char buf[512];
+/* `line` is the scenario line a check judged (0: none, an oracle's), which
+ * the report's consumers get as data (run --json's `line`: the gate
+ * annotates the scenario file there). */
+void scn_run_fail(run_state *run, scn_failure_kind kind, int line, int subject, const char *fmt, ...) {
+    char buf[514];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    vsnprintf(buf, 512, fmt, ap);
     va_end(ap);
+    strcat(buf, "\n");
     rt_lock_acquire(&run->lock);
     if (run->nfail == 0) {
+        run->fail_line = line;
         run->fail_seen = true;
         run->fail_rec = run->tail_n;
         run->fail_time = rt_now();
         scn_tracefmt_tail_into(run, &run->fail_tail);
     }
-    if (run->nfail < MAX_FAILURES) scn_text_printf(&run->fail, "%s\n", buf);
-    else if (run->nfail == MAX_FAILURES) scn_text_printf(&run->fail, "(more failures not shown)\n");
+    if (run->nfail < MAX_FAILURES) scn_failures_add(&run->fail, kind, line, subject, buf);
+    else run->fail.unshown++;
     run->nfail++;
     rt_lock_release(&run->lock);
 }
@@ -80,14 +85,16 @@ static bool setup(run_state *run) {
             continue;
         }
         if (tph_pool_create(&run->pools[i]) != TPH_OK) {
-            scn_run_fail(run, "line %d: pool %s could not be created", p->line, p->name);
+            scn_run_fail(run, SCN_FAILURE_SETUP_FAILED, p->line, (int)i, "line %d: pool %s could not be created",
+                         p->line, p->name);
             return false;
         }
         run->keys[i] = tph_pool_key(run->pools[i]);
         if (p->has_min || p->has_max) {
             uint32_t mx = p->has_max ? p->max : 512, mn = p->has_min ? p->min : 0;
             if (tph_pool_set_thread_limits(run->pools[i], mn, mx) != TPH_OK)
-                scn_run_fail(run, "line %d: pool %s: thread limits %u..%u refused", p->line, p->name, mn, mx);
+                scn_run_fail(run, SCN_FAILURE_SETUP_FAILED, p->line, (int)i,
+                             "line %d: pool %s: thread limits %u..%u refused", p->line, p->name, mn, mx);
         }
         if (p->stall != SCN_STALL_UNSET) scn_pool_set_stall(scn_run_pool_native(run, (int)i), p);
         if (p->start_delay) scn_pool_set_start_delay(scn_run_pool_native(run, (int)i), p->start_delay);
@@ -102,7 +109,8 @@ static bool setup(run_state *run) {
         if (s->objs[i].created_by_thread) continue;
         e = scn_exec_create(run, (int)i);
         if (e != TPH_OK) {
-            scn_run_fail(run, "line %d: %s %s could not be created (%s)", s->objs[i].line,
+            scn_run_fail(run, SCN_FAILURE_SETUP_FAILED, s->objs[i].line, (int)i,
+                         "line %d: %s %s could not be created (%s)", s->objs[i].line,
                          scn_obj_kind_name(s->objs[i].kind), s->objs[i].name, scn_result_name((int)e));
             return false;
         }
@@ -141,6 +149,7 @@ static void scenario_main(void *arg) {
      * filter dropped would silently never match. */
     tph_trace_arm("*");
     tph_trace_set_hook(scn_hook_record, run);
+    scn_pool_watch_severing(scn_hook_severing, run);
     scn_pool_announce_check(true);
     if (setup(run)) {
         for (i = 0; i < s->nthreads && i < 64; i++) {
@@ -160,6 +169,7 @@ static void scenario_main(void *arg) {
     scn_pool_announce_check(false);
     collect_misuse(run);
     collect_faults(run);
+    scn_pool_watch_severing(NULL, NULL);
     tph_trace_set_hook(NULL, NULL);
 }
 
@@ -185,14 +195,14 @@ static bool alloc_state(run_state *run, const scn_scenario *s) {
     run->label_time = calloc(s->nlabels ? s->nlabels : 1, sizeof *run->label_time);
     run->counts = calloc(run->npoints * (s->npools + 1), sizeof *run->counts);
     run->awaiting = calloc(run->npoints * (s->npools + 1), sizeof *run->awaiting);
-    run->order_broken = calloc(s->norders ? s->norders : 1, sizeof *run->order_broken);
+    run->orders = calloc(s->norders ? s->norders : 1, sizeof *run->orders);
     run->healer_key = kept_healer_key;
     run->healer_key_known = kept_healer_key_known;
     scn_reach_begin(&run->reach, s);
     run->watched = calloc(run->npoints * (s->npools + 1), sizeof *run->watched);
     run->held = calloc(run->npoints ? run->npoints : 1, sizeof *run->held);
     if (run->watched && run->held) scn_hook_observe(run);
-    return run->order_broken && run->pools && run->keys && run->objs && run->holds && run->label_time && run->counts &&
+    return run->orders && run->pools && run->keys && run->objs && run->holds && run->label_time && run->counts &&
            run->awaiting && run->watched && run->held;
 }
 
@@ -207,8 +217,9 @@ static void free_state(run_state *run) {
     free(run->label_time);
     free(run->counts);
     free(run->awaiting);
-    free(run->order_broken);
-    scn_text_free(&run->fail);
+    free(run->orders);
+    scn_tl_free(run->tl);
+    scn_failures_free(&run->fail);
     scn_text_free(&run->fail_tail);
     scn_text_free(&run->trace_all);
     scn_text_free(&run->misuse);
@@ -234,10 +245,37 @@ const char *scn_run_unsupported(const scn_scenario *s, bool native, char *buf, s
     return NULL;
 }
 
+/* A failure of the run's outcome (no scenario line: the run's own). */
+static void outcome_fail(scn_failures *f, scn_failure_kind kind, const char *fmt, ...) SCN_PRINTF(3, 4);
+static void outcome_fail(scn_failures *f, scn_failure_kind kind, const char *fmt, ...) {
+    va_list ap, again;
+    int n;
+    char *m;
+    va_start(ap, fmt);
+    va_copy(again, ap);
+    n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    m = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (m) vsnprintf(m, (size_t)n + 1, fmt, again);
+    va_end(again);
+    scn_failures_add(f, kind, 0, -1, m ? m : "out of memory\n");
+    free(m);
+}
+
+/* The kind of a run the scheduler stopped with `status`. */
+static scn_failure_kind status_kind(sched_status status) {
+    switch (status) {
+    case SCHED_LIVELOCK: return SCN_FAILURE_LIVELOCK;
+    case SCHED_REPLAY_DIVERGED: return SCN_FAILURE_REPLAY_DIVERGED;
+    default: return SCN_FAILURE_RT_MISUSE;
+    }
+}
+
 int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
-    scn_text f = {0};
+    scn_failures f = {0};
     int status;
     bool ended = false, deadlocked = false;
+    uint32_t lock_waiters = 0;
     char reason[256] = "";
     memset(out, 0, sizeof *out);
     if (!o->native && !scn_pool_is_model()) {
@@ -264,6 +302,11 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
     }
     run->free_running = o->native;
     run->full_trace = o->full_trace;
+    if (o->timeline && !(run->tl = scn_tl_new())) {
+        free_state(run);
+        out->failures = scn_strdup("out of memory");
+        return -1;
+    }
     if (o->native) {
         rt_native_options no;
         rt_native_result nr;
@@ -294,6 +337,7 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
         if (o->depth) so.pct_depth = o->depth;
         so.pct_steps = o->pct_steps;
         so.schedule = o->schedule;
+        so.replay_continue = o->schedule && o->replay_continue;
         if (sched_run(&so, scenario_main, run, &sr) != 0) {
             out->bad_options = true;
             out->failures = scn_strdup(sr.reason);
@@ -304,6 +348,7 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
         status = (int)sr.status;
         ended = sr.status == SCHED_PROCESS_ENDED;
         deadlocked = sr.status == SCHED_DEADLOCK;
+        lock_waiters = sr.lock_waiters;
         snprintf(reason, sizeof reason, "%s", sr.reason);
         out->schedule = sr.schedule ? scn_strdup(sr.schedule) : NULL;
         out->blocked_report = sr.blocked_report ? scn_strdup(sr.blocked_report) : NULL;
@@ -313,53 +358,76 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
         out->interleaving_hash = sr.interleaving_hash;
         out->trace_hash = sr.trace_hash;
         out->fibers_peak = sr.fibers_peak;
+        out->diverged_at = sr.diverged_at;
+        out->diverged = sr.diverged_at ? scn_strdup(sr.diverged) : NULL;
         /* The race build's ThreadSanitizer report: a failure like any other. */
         if (sr.race) {
-            scn_text_printf(&f, "data race: %s", sr.race);
+            outcome_fail(&f, SCN_FAILURE_DATA_RACE, "data race: %s", sr.race);
             out->race = scn_strdup(sr.race);
         }
         if (sr.status != SCHED_OK && sr.status != SCHED_PROCESS_ENDED && sr.status != SCHED_DEADLOCK)
-            scn_text_printf(&f, "run: %s: %s\n", sched_status_name(sr.status), sr.reason);
+            outcome_fail(&f, status_kind(sr.status), "run: %s: %s\n", sched_status_name(sr.status), sr.reason);
+
         sched_result_free(&sr);
     }
     out->status = status;
     /* the expected outcome */
     switch (s->outcome) {
     case SCN_OUTCOME_FAIL_FAST:
-        if (!ended) scn_text_printf(&f, "expected fail-fast: the run %s\n", deadlocked ? "deadlocked" : "ended normally");
+        if (!ended)
+            outcome_fail(&f, SCN_FAILURE_EXPECTED_FAIL_FAST, "expected fail-fast: the run %s\n",
+                         deadlocked ? "deadlocked" : "ended normally");
         else if (s->outcome_text[0] && !strstr(reason, s->outcome_text))
-            scn_text_printf(&f, "expected a fail-fast mentioning '%s', got: %s\n", s->outcome_text, reason);
+            outcome_fail(&f, SCN_FAILURE_EXPECTED_FAIL_FAST, "expected a fail-fast mentioning '%s', got: %s\n",
+                         s->outcome_text, reason);
         break;
     case SCN_OUTCOME_DEADLOCK:
-        if (!deadlocked) scn_text_printf(&f, "expected a deadlock: the run %s\n", ended ? "was ended" : "finished");
+        if (!deadlocked)
+            outcome_fail(&f, SCN_FAILURE_EXPECTED_DEADLOCK, "expected a deadlock: the run %s\n",
+                         ended ? "was ended" : "finished");
         break;
     case SCN_OUTCOME_MISUSE:
-        if (!run->misuse.s) scn_text_printf(&f, "expected a misuse report: the sim reported none\n");
+        if (!run->misuse.s)
+            outcome_fail(&f, SCN_FAILURE_EXPECTED_MISUSE, "expected a misuse report: the sim reported none\n");
         else if (s->outcome_text[0] && !strstr(run->misuse.s, s->outcome_text))
-            scn_text_printf(&f, "expected a misuse report mentioning '%s'\n", s->outcome_text);
+            outcome_fail(&f, SCN_FAILURE_EXPECTED_MISUSE, "expected a misuse report mentioning '%s'\n",
+                         s->outcome_text);
         break;
     default:
-        if (ended) scn_text_printf(&f, "the process was ended: %s\n", reason);
+        if (ended) outcome_fail(&f, SCN_FAILURE_FAIL_FAST, "the process was ended: %s\n", reason);
+        /* A deadlock where the scenario's own await or hold is waiting and
+         * no thread wants a lock: it waited for a record that never came
+         * (an injected fault may remove one: stress-faultloop accepts it). */
         if (deadlocked)
-            scn_text_printf(&f, "%s\nblocked threads:\n%s", reason,
-                            out->blocked_report ? out->blocked_report : "(none reported)\n");
+            outcome_fail(&f, run->script_waiters && !lock_waiters ? SCN_FAILURE_SCRIPT_WAIT_DEADLOCK : SCN_FAILURE_DEADLOCK,
+                         "%s\nblocked threads:\n%s", reason,
+                         out->blocked_report ? out->blocked_report : "(none reported)\n");
         break;
     }
-    if (s->outcome != SCN_OUTCOME_MISUSE && run->misuse.s) scn_text_printf(&f, "the sim reported misuse:\n%s", run->misuse.s);
+    if (s->outcome != SCN_OUTCOME_MISUSE && run->misuse.s)
+        outcome_fail(&f, SCN_FAILURE_MISUSE, "the sim reported misuse:\n%s", run->misuse.s);
     /* oracle failures only count for runs that reached their end */
-    if (run->fail.s && !ended && !deadlocked) scn_text_printf(&f, "%s", run->fail.s);
-    if (run->fail.s && (ended || deadlocked) && s->outcome == SCN_OUTCOME_NORMAL) scn_text_printf(&f, "%s", run->fail.s);
+    if ((!ended && !deadlocked) || s->outcome == SCN_OUTCOME_NORMAL) scn_failures_append(&f, &run->fail);
     out->misuse = scn_text_take(&run->misuse);
     out->faults = scn_text_take(&run->faults);
-    out->failures = scn_text_take(&f);
-    out->passed = out->failures == NULL;
+    out->failures = scn_failures_text(&f);
+    out->failure_list = f;
+    out->kind = f.n ? f.v[0].kind : SCN_FAILURE_NONE;
+    out->passed = f.n == 0;
     if (!out->passed || !o->tail_on_failure) {
         out->failed_check = run->fail_seen;
         out->fail_record = run->fail_rec;
         out->fail_time = run->fail_time;
+        out->fail_line = run->fail_line;
         out->trace_tail = run->fail_seen ? scn_text_take(&run->fail_tail) : scn_tracefmt_tail(run);
     }
     if (o->full_trace) out->trace_full = scn_text_take(&run->trace_all);
+    if (run->tl) {
+        char title[300];
+        snprintf(title, sizeof title, "%s: %s", s->path ? s->path : "scenario", out->passed ? "passed" : "failed");
+        out->timeline_html = scn_tl_html(run, title, !out->passed, run->fail_seen ? run->fail_time : UINT64_MAX,
+                                         out->failures ? out->failures : "");
+    }
     {
         scn_reach_probe probe = scn_hook_reach_probe(run);
         out->reached = scn_reach_at_end(&run->reach, &probe);
@@ -375,11 +443,14 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
 
 void scn_run_out_free(scn_run_out *o) {
     free(o->failures);
+    scn_failures_free(&o->failure_list);
     free(o->schedule);
     free(o->blocked_report);
     free(o->race);
     free(o->trace_tail);
     free(o->trace_full);
+    free(o->timeline_html);
+    free(o->diverged);
     free(o->misuse);
     free(o->faults);
     free(o->declined);

@@ -1,6 +1,8 @@
 /* Running a parsed scenario: one seed = one simulated process = one
- * sched_run (or one native run), with every oracle checked.  The report
- * pieces come back as text; scn_report.c turns them into the failure report. */
+ * sched_run (or one native run), with every oracle checked.  The failures
+ * come back as data (scn_failure.h) and as the report's text; scn_report.c
+ * turns the pieces into the failure report.  Many runs are a campaign
+ * (scn_campaign.h). */
 #ifndef TPHEAL_SCN_RUN_H
 #define TPHEAL_SCN_RUN_H
 
@@ -9,6 +11,7 @@
 
 #include "rt_sched.h"
 #include "scn_ast.h"
+#include "scn_failure.h"
 
 struct sched_dfs;
 
@@ -25,6 +28,8 @@ typedef struct scn_run_opts {
                             instructions (callgrind), and `run` prints it only
                             in failure reports */
     bool full_trace;     /* keep every trace record, formatted (replay --trace) */
+    bool timeline;       /* draw the run as a page (replay --timeline, scn_timeline.c) */
+    bool replay_continue;/* schedule: past where it stops fitting, go on seeded (replay --continue) */
 } scn_run_opts;
 
 typedef struct scn_run_out {
@@ -34,7 +39,11 @@ typedef struct scn_run_out {
     char *declined;          /* not run: what the scenario needs that this pool
                                 backend lacks (scn_pool_unsupported); passed is false */
     int status;              /* sched_status, or -1 for a native run */
-    char *failures;          /* NULL when passed: one line per broken oracle */
+    char *failures;          /* NULL when passed: the report's text of failure_list */
+    /* Every failure, in report order, as data (scn_failure.h): what any
+     * verdict reads.  kind is the first one's (SCN_FAILURE_NONE: passed). */
+    scn_failures failure_list;
+    scn_failure_kind kind;
     char *schedule;          /* replay string (controlled runs) */
     char *blocked_report;    /* the scheduler's, for deadlocks/livelocks */
     const char *fairness;    /* static: sched_result.fairness (a dfs livelock), or NULL */
@@ -51,7 +60,12 @@ typedef struct scn_run_out {
      * virtual time, and trace_tail the records up to it. */
     bool failed_check;
     uint64_t fail_record, fail_time;
+    int fail_line;           /* the failing check's scenario line; 0: no line (an oracle
+                                every run checks, or the run's outcome) */
     char *trace_full;        /* every record (opts.full_trace), one a line */
+    char *timeline_html;     /* the run as one self-contained HTML page (opts.timeline) */
+    uint64_t diverged_at;    /* replay_continue: the schedule item that did not fit (from 1), 0: all fit */
+    char *diverged;          /* ... and why, or NULL */
     uint64_t reached;        /* bit i: the scenario's requirement i was reached (scn_reach.h) */
 } scn_run_out;
 

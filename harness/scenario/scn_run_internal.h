@@ -28,12 +28,13 @@
 
 #include "rt.h"
 #include "scn_ast.h"
+#include "scn_failure.h"
 #include "scn_pool.h"
 #include "scn_reach.h"
 #include "scn_text.h"
 
 #define TRACE_TAIL 40
-#define MAX_FAILURES 20
+#define MAX_FAILURES SCN_FAILURES_SHOWN
 
 typedef struct obj_state {
     struct run_state *run; /* the run it belongs to, and its index there: */
@@ -67,8 +68,27 @@ typedef struct tail_rec {
     uint64_t time;        /* rt_now(): virtual time since the run began */
     const char *target, *event;
     int pool;             /* index, or -1 */
+    uintptr_t key;        /* the pool's key, for a point that names a pool */
     uint64_t a, b;
 } tail_rec;
+
+/* A pool the scenario did not declare (the healer's, or another the core
+ * made), and who made it (scn_poolname.c). */
+#define MAX_OTHER_POOLS 16
+typedef struct other_pool {
+    uintptr_t key;
+    char made_by[72];
+} other_pool;
+
+/* An `expect A before B`: how many B records came with fewer A before
+ * them than B, and the first such: its record number in the run's trace,
+ * which B it was, and how many A had been recorded by then. */
+typedef struct order_tally {
+    uint64_t broken;
+    uint64_t first_record, first_nth, firsts_seen;
+} order_tally;
+
+typedef struct scn_tl scn_tl; /* the timeline's collection (scn_timeline.c) */
 
 typedef struct run_state {
     const scn_scenario *s;
@@ -82,7 +102,7 @@ typedef struct run_state {
     bool *watched;                /* [as counts]: read while the run goes on (an
                                    * await, an assert, a `before`; scn_hook_observe) */
     bool *held;                   /* [npoints]: a hold parks on it or waits for it */
-    uint64_t *order_broken;       /* [norders]: times B came before enough A */
+    order_tally *orders;          /* [norders]: each `A before B`'s breaks */
     rt_waitq await_q;             /* threads in an `await` op */
     uint32_t *awaiting;           /* [as counts]: threads awaiting that slot; a
                                    * record wakes them only for their slot, since
@@ -96,6 +116,8 @@ typedef struct run_state {
     size_t npoints;
     uintptr_t healer_key;
     bool healer_key_known;
+    other_pool others[MAX_OTHER_POOLS]; /* undeclared pools, in order of first record */
+    size_t nothers;
     /* per pool (first 64): position in the trace stream of the last
      * cancellation and the last repair start -- the true order, which the
      * stamps cannot give within one clock tick */
@@ -104,15 +126,20 @@ typedef struct run_state {
     /* trace tail ring */
     tail_rec tail[TRACE_TAIL];
     uint64_t tail_n;
-    /* failures */
-    scn_text fail;
+    /* the checks' failures (the run's outcome adds its own at the end) */
+    scn_failures fail;
     int nfail;
+    /* scenario threads parked in an `await` or a `hold` (scn_exec.c,
+     * scn_hook.c): at a deadlock, whether the script's own waits are in it */
+    uint32_t script_waiters;
     /* the trace as it was at the first failing check (a report showing the
      * end-of-run tail showed the runner's closes, not what the check saw) */
     scn_text fail_tail;
     uint64_t fail_rec, fail_time;
+    int fail_line;                /* the first failing check's scenario line (0: none) */
     bool fail_seen;
     bool full_trace;              /* --trace: every record, formatted */
+    scn_tl *tl;                   /* --timeline: every record, span and band, or NULL */
     scn_text trace_all;
     scn_text misuse;
     scn_text faults;
@@ -135,19 +162,51 @@ static inline size_t count_slot(const run_state *run, int point, int pool) {
 
 /* ---- scn_run.c: the run's state ------------------------------------------- */
 
-/* A failed check: the message (the first MAX_FAILURES of them), and at the
- * first, the trace as the check saw it. */
-void scn_run_fail(run_state *run, const char *fmt, ...) SCN_PRINTF(2, 3);
+/* A failed check of kind `kind` at scenario line `line` (0: none) about the
+ * object, pool or order `subject` (-1: none): the failure (the first
+ * MAX_FAILURES of them), and at the first, the trace as the check saw it. */
+void scn_run_fail(run_state *run, scn_failure_kind kind, int line, int subject, const char *fmt, ...)
+    SCN_PRINTF(5, 6);
 /* The scenario pool whose key is `key`, or -1. */
 int scn_run_pool_index(run_state *run, uintptr_t key);
 /* The native pool of scenario pool `pool` (NULL: the default pool), as the
  * pool backend's knobs and read-outs name it. */
 const void *scn_run_pool_native(run_state *run, int pool);
 
+/* ---- scn_poolname.c: what a report calls each pool ------------------------- */
+
+/* A record of `thread` (named who) names pool `key`: remembers who made it
+ * if the scenario did not declare it and it is new. */
+void scn_poolname_note(run_state *run, uintptr_t key, uint32_t thread, const char *who);
+/* The pool's name: declared, "default", "healer pool", or "pool made by X on
+ * thread T"; in buf when made up. */
+const char *scn_poolname(run_state *run, uintptr_t key, char *buf, size_t n);
+/* The same as a sentence names it: "pool P1", "healer pool", "pool made by X ...". */
+const char *scn_pool_phrase(run_state *run, uintptr_t key, char *buf, size_t n);
+/* An undeclared pool met in the trace (the healer's or another), by key. */
+bool scn_poolname_known(run_state *run, uintptr_t key);
+/* The same for a record's (pool index, key). */
+const char *scn_poolname_at(run_state *run, int pool, uintptr_t key, char *buf, size_t n);
+
+/* ---- scn_timeline.c: the run as a picture ------------------------------------ */
+
+scn_tl *scn_tl_new(void);
+void scn_tl_free(scn_tl *);
+/* Record n of the run (as the tail keeps it). */
+void scn_tl_record(run_state *run, uint64_t n, const tail_rec *r);
+/* A span of the calling thread from t0 to now: kind "hold" or "await". */
+void scn_tl_span(run_state *run, uint64_t t0, const char *kind, const char *text);
+/* A callback of object obj starts or returns on the calling thread. */
+void scn_tl_callback(run_state *run, int obj, bool start);
+/* The page; failed: mark the failing check at fail_time, failure its text. */
+char *scn_tl_html(run_state *run, const char *title, bool failed, uint64_t fail_time, const char *failure);
+
 /* ---- scn_hook.c ------------------------------------------------------------ */
 
 /* The run's trace hook (ctx: the run). */
 void scn_hook_record(const tph_trace_record *rec, void *ctx);
+/* The pool backend's sever watch (scn_pool_watch_severing; ctx: the run). */
+void scn_hook_severing(void *ctx, const void *pool_os, bool severed, uint32_t queued);
 /* Fills run->watched, the count slots an await, an assert or a `before`
  * order reads while the run goes on, and run->held, the points of holds and
  * of their until-events: what decides how the bounded search orders a
@@ -217,8 +276,8 @@ const scn_kind_ops *scn_kind(scn_obj_kind kind);
 
 /* Evaluates e: true when it holds; its two sides in *l and *r. */
 bool scn_expr_eval(run_state *run, const scn_expr *e, uint64_t *l, uint64_t *r);
-/* A failure naming `where` ("assert", "expect") when e does not hold. */
-void scn_expr_check(run_state *run, const scn_expr *e, const char *where);
+/* A failure of `kind` naming `where` ("assert", "expect") when e does not hold. */
+void scn_expr_check(run_state *run, const scn_expr *e, scn_failure_kind kind, const char *where);
 
 /* ---- scn_oracle.c ------------------------------------------------------------ */
 

@@ -30,7 +30,8 @@ void scn_teardown(run_state *run) {
             if (k->close_pass != pass || !st->created || st->dead) continue;
             if (k->quiesce) k->quiesce(st);
             if (scn_exec_close(run, (int)i) != TPH_OK)
-                scn_run_fail(run, "teardown: closing %s %s failed", scn_obj_kind_name(o->kind), o->name);
+                scn_run_fail(run, SCN_FAILURE_TEARDOWN_CLOSE, 0, (int)i, "teardown: closing %s %s failed",
+                             scn_obj_kind_name(o->kind), o->name);
         }
     }
     for (i = 1; i < s->npools; i++)

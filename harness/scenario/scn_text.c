@@ -50,3 +50,27 @@ char *scn_strdup(const char *s) {
     if (d) memcpy(d, s, n);
     return d;
 }
+
+/* 100 ns units: 10 to the microsecond, 10,000 to the millisecond (SCN_MS).
+ * The micro sign is written as its UTF-8 bytes: the sources stay ASCII for
+ * compilers that read them in another code page. */
+char *scn_duration(char *buf, size_t n, unsigned long long units) {
+    if (units >= 10000 || units == 0) {
+        unsigned long long ms = units / 10000, frac = units % 10000;
+        int digits = 4;
+        if (frac == 0) {
+            snprintf(buf, n, "%llums", ms);
+            return buf;
+        }
+        while (frac % 10 == 0) {
+            frac /= 10;
+            digits--;
+        }
+        snprintf(buf, n, "%llu.%0*llums", ms, digits, frac);
+    } else if (units % 10 == 0) {
+        snprintf(buf, n, "%llu\xc2\xb5" "s", units / 10);
+    } else {
+        snprintf(buf, n, "%llu.%llu\xc2\xb5" "s", units / 10, units % 10);
+    }
+    return buf;
+}

@@ -4,6 +4,7 @@
  * bytes on every run.  The tail of the last TRACE_TAIL records (failure
  * reports) and every record (`replay --trace`). */
 #include <stdint.h>
+#include <string.h>
 
 #include "scn_run_internal.h"
 
@@ -37,7 +38,15 @@ void scn_tracefmt_rec(run_state *run, scn_text *t, uint64_t n, const tail_rec *r
     for (i = 0; r->pool < 0 && r->a && i < run->s->nobjs; i++)
         if ((uintptr_t)run->objs[i].os == r->a) obj = run->s->objs[i].name;
     if (r->pool >= 0) scn_text_printf(t, " pool=%s", run->s->pools[r->pool].name);
-    else if (obj) scn_text_printf(t, " obj=%s", obj);
+    else if (r->key) {
+        char buf[96];
+        scn_text_printf(t, " pool='%s'", scn_poolname(run, r->key, buf, sizeof buf));
+    } else if (r->a && strcmp(r->event, "healer-started") == 0) {
+        scn_text_printf(t, " pool='healer pool'"); /* formatted before the hook notes the key */
+    } else if (r->a && scn_poolname_known(run, (uintptr_t)r->a)) {
+        char buf[96];
+        scn_text_printf(t, " pool='%s'", scn_poolname(run, (uintptr_t)r->a, buf, sizeof buf));
+    } else if (obj) scn_text_printf(t, " obj=%s", obj);
     else if (r->a) scn_text_printf(t, " a=%llu", (unsigned long long)r->a);
     int unit = b_unit(r->event);
     if (unit == SCN_B_DUE && r->b) {

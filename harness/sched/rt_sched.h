@@ -84,6 +84,10 @@ typedef struct sched_options {
     uint64_t max_virtual_time;    /* livelock bound (rt_now units) while a non-daemon
                                      thread is unfinished; default 1 hour */
     const char *schedule;         /* replay string from sched_result.schedule; NULL = seed */
+    bool replay_continue;         /* replay: where the schedule stops fitting the program (a
+                                     choice it does not record, or its end), the run goes on
+                                     with its strategy from its seed instead of ending
+                                     diverged; sched_result.diverged_at says where */
     size_t stack_size;            /* per fiber; default 64 KiB (rounded up to pages) */
     struct sched_dfs *dfs;        /* SCHED_STRATEGY_DFS: the search this run belongs to */
     sched_time_model time;        /* default SCHED_TIME_STEPS; a schedule's own header wins */
@@ -123,6 +127,7 @@ typedef struct sched_result {
     char *schedule;             /* malloc'd replay string, see README.md */
     char *blocked_report;       /* malloc'd, non-OK runs: one line per unfinished thread
                                    and what it waits on; NULL for SCHED_OK */
+    uint32_t lock_waiters;      /* non-OK runs: unfinished threads that want a lock */
     char *race;                 /* malloc'd, race-detector builds (TPHEAL_TSAN) only: the
                                    run's first ThreadSanitizer report -- both accesses with
                                    their threads' names and sites, no addresses -- or NULL.
@@ -131,6 +136,10 @@ typedef struct sched_result {
     const char *fairness;       /* static; livelocks found by a strategy that schedules
                                    fairly (dfs): what fairness the schedule had; NULL
                                    otherwise, and for replays */
+    uint64_t diverged_at;       /* replay_continue: the schedule item (from 1) that did not
+                                   fit, or nreplay + 1 when the run outgrew the schedule;
+                                   0 when the whole schedule fit and was used */
+    char diverged[200];         /* why it did not fit ("" when it did) */
 } sched_result;
 
 /* Runs main_fn(arg) as thread 1 (non-daemon) under the controlled runtime:

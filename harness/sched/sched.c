@@ -195,7 +195,13 @@ int sched_run(const sched_options *opt, rt_thread_fn main_fn, void *arg, sched_r
     sched_current = NULL;
     sched_fiber_main_done(&s->main);
 
-    if (s->status != SCHED_REPLAY_DIVERGED && s->replay && s->replay_pos < s->nreplay) {
+    if (s->opt.replay_continue && s->replay && s->replay_pos < s->nreplay) {
+        /* Continued: the run ended before the schedule did, which is
+         * where this program and the schedule part. */
+        s->diverged_at = (uint64_t)s->replay_pos + 1;
+        snprintf(s->diverged, sizeof s->diverged, "the run ended (%s) with %" PRIu64 " schedule item(s) unused",
+                 sched_status_name(s->status), (uint64_t)(s->nreplay - s->replay_pos));
+    } else if (s->status != SCHED_REPLAY_DIVERGED && s->replay && s->replay_pos < s->nreplay) {
         /* A replay must use the whole schedule, or it is not the same run. */
         snprintf(s->reason, sizeof s->reason,
                  "replay diverged: the run ended (%s) with %" PRIu64 " schedule item(s) unused",
@@ -205,6 +211,8 @@ int sched_run(const sched_options *opt, rt_thread_fn main_fn, void *arg, sched_r
     out->status = s->status;
     memcpy(out->reason, s->reason, sizeof out->reason);
     out->fairness = s->status == SCHED_LIVELOCK && !s->replay ? s->strategy->livelock_note : NULL;
+    out->diverged_at = s->diverged_at;
+    memcpy(out->diverged, s->diverged, sizeof out->diverged);
     out->steps = s->steps;
     out->choice_points = s->choice_points;
     out->switches = s->switches;
@@ -217,6 +225,9 @@ int sched_run(const sched_options *opt, rt_thread_fn main_fn, void *arg, sched_r
     out->trace_hash = sched_trace_hash(s);
     out->schedule = sched_record_finish(s);
     out->blocked_report = s->status == SCHED_OK ? NULL : sched_blocked_report(s);
+    out->lock_waiters = 0;
+    for (uint32_t i = 0; s->status != SCHED_OK && i < s->nthreads; i++)
+        if (s->threads[i]->state == TS_LOCK) out->lock_waiters++;
     out->race = sched_tsan_race_text(s);
     out->races = s->race.reports;
     destroy(s);

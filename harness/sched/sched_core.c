@@ -145,7 +145,8 @@ static rt_thread *pick_next(sched *s) {
     while (s->nrunnable == 0) advance_to_deadline(s);
     if (s->nrunnable == 1) return s->runnable[0];
     s->choice_points++;
-    t = s->replay ? sched_replay_pick(s) : s->strategy->pick(s);
+    t = s->replay ? sched_replay_pick(s) : NULL;
+    if (!t) t = s->strategy->pick(s);
     sched_record_pick(s, t->id);
     s->chash = sched_mix(s->chash, t->id);
     return t;

@@ -176,6 +176,8 @@ typedef struct sched {
     sched_item *replay;
     size_t nreplay, replay_pos;
     uint64_t replay_used; /* of replay[replay_pos].count */
+    uint64_t diverged_at; /* replay_continue: sched_result.diverged_at */
+    char diverged[200];
 
     /* recording (sched_schedule.c) */
     char *out;
@@ -228,8 +230,10 @@ void sched_record_choose(sched *, uint32_t value);
 char *sched_record_finish(sched *);
 int sched_schedule_parse(const char *text, sched_item **items, size_t *n, sched_time_model *time, char *err,
                          size_t errlen);
+/* The schedule's next choice; NULL / false when it stopped fitting and the
+ * run continues (sched_options.replay_continue): the strategy chooses. */
 rt_thread *sched_replay_pick(sched *);
-uint32_t sched_replay_choose(sched *, uint32_t n);
+bool sched_replay_choose(sched *, uint32_t n, uint32_t *v);
 
 /* sched.c */
 char *sched_blocked_report(sched *);

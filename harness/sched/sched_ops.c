@@ -232,9 +232,8 @@ static uint32_t choose(uint32_t n, bool delay) {
     if (n <= 1) return 0;
     sched_tsan_quiet_begin(s->current);
     s->choices++;
-    v = s->replay             ? sched_replay_choose(s, n)
-        : s->strategy->choose ? s->strategy->choose(s, n, delay)
-                              : pcg32_bounded(&s->rng, n);
+    if (!s->replay || !sched_replay_choose(s, n, &v))
+        v = s->strategy->choose ? s->strategy->choose(s, n, delay) : pcg32_bounded(&s->rng, n);
     sched_record_choose(s, v);
     if (s->fp) sched_trace_choose(s, v);
     /* the value marked by bit 63 (a pick's id never has it), then the width:

@@ -209,7 +209,10 @@ bad:
 
 /* ---- replay ---- */
 
-SCHED_NORETURN static void diverge(sched *s, const char *what) {
+/* The schedule does not fit the program here.  A replay ends diverged;
+ * with replay_continue the run goes on with its strategy from its seed
+ * (the caller makes this choice the strategy's) and remembers where. */
+static void diverge(sched *s, const char *what) {
     char runnable[96];
     size_t used = 0;
     uint32_t k;
@@ -217,14 +220,22 @@ SCHED_NORETURN static void diverge(sched *s, const char *what) {
     for (k = 0; k < s->nrunnable && used + 12 < sizeof runnable; k++)
         used += (size_t)snprintf(runnable + used, sizeof runnable - used, " %" PRIu32,
                                  s->runnable[k]->id);
+    if (s->opt.replay_continue) {
+        s->diverged_at = (uint64_t)s->replay_pos + 1;
+        snprintf(s->diverged, sizeof s->diverged, "%s (runnable:%s)", what, runnable);
+        free(s->replay);
+        s->replay = NULL;
+        return;
+    }
     sched_end(s, SCHED_REPLAY_DIVERGED,
               "replay diverged at item %" PRIu64 " of the schedule: %s (runnable:%s)",
               (uint64_t)s->replay_pos + 1, what, runnable);
 }
 
+/* The next item, or NULL when the run went on past the schedule. */
 static sched_item *next_item(sched *s) {
     if (s->replay_pos >= s->nreplay) diverge(s, "the schedule has no more choices");
-    return &s->replay[s->replay_pos];
+    return s->replay ? &s->replay[s->replay_pos] : NULL;
 }
 
 static void consume(sched *s, sched_item *it) {
@@ -234,34 +245,43 @@ static void consume(sched *s, sched_item *it) {
     }
 }
 
+/* NULL when the schedule stopped fitting here and the run continues: the
+ * caller asks the strategy (sched_core.c, sched_ops.c). */
 rt_thread *sched_replay_pick(sched *s) {
     char what[96];
     sched_item *it = next_item(s);
+    if (!it) return NULL;
     if (it->kind != SCHED_ITEM_PICK) {
         snprintf(what, sizeof what, "recorded rt_choose value %" PRIu32 ", the program is at a thread choice",
                  it->value);
         diverge(s, what);
+        return NULL;
     }
     if (it->value > s->nthreads || s->threads[it->value - 1]->runnable_at == SCHED_NONE) {
         snprintf(what, sizeof what, "recorded thread %" PRIu32 " is not runnable", it->value);
         diverge(s, what);
+        return NULL;
     }
     consume(s, it);
     return s->threads[it->value - 1];
 }
 
-uint32_t sched_replay_choose(sched *s, uint32_t n) {
+/* False when the schedule stopped fitting here and the run continues. */
+bool sched_replay_choose(sched *s, uint32_t n, uint32_t *v) {
     char what[96];
     sched_item *it = next_item(s);
-    uint32_t v = it->value;
+    if (!it) return false;
+    *v = it->value;
     if (it->kind != SCHED_ITEM_CHOOSE) {
-        snprintf(what, sizeof what, "recorded a pick of thread %" PRIu32 ", the program calls rt_choose(%" PRIu32 ")", v, n);
+        snprintf(what, sizeof what, "recorded a pick of thread %" PRIu32 ", the program calls rt_choose(%" PRIu32 ")", *v, n);
         diverge(s, what);
+        return false;
     }
-    if (v >= n) {
-        snprintf(what, sizeof what, "recorded rt_choose value %" PRIu32 " is out of range for rt_choose(%" PRIu32 ")", v, n);
+    if (*v >= n) {
+        snprintf(what, sizeof what, "recorded rt_choose value %" PRIu32 " is out of range for rt_choose(%" PRIu32 ")", *v, n);
         diverge(s, what);
+        return false;
     }
     consume(s, it);
-    return v;
+    return true;
 }

@@ -80,6 +80,15 @@ bool sim_process_active(void);
 void sim_set_stall(tph_os_pool *pool, sim_stall);
 /* Stall setting for private pools created from now on. */
 void sim_set_private_stall(sim_stall);
+/* Told when the model severs a pool (queued: the callbacks it strands) and
+ * when a SubmitThreadpoolWork releases it (queued: what the released worker
+ * now serves); pool is the native pool, NULL the default pool.  Called on
+ * the thread whose call did it, under the model's lock: the watcher takes
+ * no scheduling point in a controlled run (the schedule and every trace
+ * stay as they were without it) and calls nothing of the sim.  One watcher
+ * per process; NULL to stop.  Set after sim_process_begin. */
+typedef void (*sim_sever_watch_fn)(void *ctx, const void *pool, bool severed, uint32_t queued);
+void sim_set_sever_watch(sim_sever_watch_fn fn, void *ctx);
 
 /* ---- fault injection ------------------------------------------------------- */
 /* X(SITE, "name", what fails) -- the seam's failure sites the model can

@@ -120,6 +120,8 @@ typedef struct sim_process {
     const void *runtime; /* rt_installed() at begin: native runs join threads at end */
     sim_config cfg;
     sim_stall private_stall;
+    sim_sever_watch_fn sever_watch; /* sim_set_sever_watch */
+    void *sever_watch_ctx;
 
     sim_obj **objs;
     uint32_t nobjs, cap;

@@ -239,12 +239,18 @@ static bool stall_decides(sim_obj *pool) {
     }
 }
 
+static void tell_sever_watch(sim_obj *pool, bool severed) {
+    if (P->sever_watch)
+        P->sever_watch(P->sever_watch_ctx, pool == P->default_pool ? NULL : (const void *)sim_handle_of(pool), severed, pool->nqueued);
+}
+
 void sim_stall_check(sim_obj *pool, uint32_t dropped) {
     sim_touch_obj(pool);
     if (dropped == 0 || pool->severed || pool->nstarted != 0) return;
     if (!stall_decides(pool)) return;
     pool->severed = true;
     pool->stalls++;
+    tell_sever_watch(pool, true);
 }
 
 /* Only SubmitThreadpoolWork releases a severed pool; the released worker
@@ -254,6 +260,13 @@ void sim_pool_release(sim_obj *pool) {
     if (!pool->severed) return;
     pool->severed = false;
     pool->releases++;
+    tell_sever_watch(pool, false);
+}
+
+void sim_set_sever_watch(sim_sever_watch_fn fn, void *ctx) {
+    sim_need_process("sim_set_sever_watch");
+    P->sever_watch = fn;
+    P->sever_watch_ctx = ctx;
 }
 
 /* ---- freeing ------------------------------------------------------------------ */

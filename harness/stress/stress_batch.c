@@ -9,19 +9,21 @@
  *
  * Runs j = first, first+1, ... with seed stress_run_seed(base, j) until
  * count runs were made or max-ms of wall time has passed (checked between
- * runs), and prints (a scenario the linked pool backend declines -- the real
+ * runs) -- one campaign (scn_campaign.h) with this file as its observer; PCT's
+ * k without --pct-steps is the campaign's probe, as `run`'s -- and prints (a scenario the linked pool backend declines -- the real
  * pool of tpheal-harness-realpool has no stalls, severed state, ... -- and a native
  * batch whose scenario expects a deadlock, or whose one run would take longer
  * than --max-run-ms of real time, print the same object with runs 0 and
  * "skipped": why):
- *   {"v":1,"type":"batch","scenario":..., "mode":..., "strategy":..., "depth":D, "base":"0x..",
+ *   {"v":1,"type":"batch","scenario":..., "mode":..., "strategy":..., "depth":D, "pct_steps":K, "base":"0x..",
  *    "first":J, "runs":N, "steps":S, "max_choice_points":C, "elapsed_ms":T,
  *    "hashes":["<16 hex>",...],          distinct interleaving hashes (controlled)
  *    "classes":["<16 hex>",...],         distinct behaviour classes (controlled):
  *                                        runs differing only in independent steps' order are one
  *    "reached":[I,...],                  the `require` lines (0-based) some run reached (controlled)
- *    "failures_total":F, "failures":[{"j":J,"seed":"0x..","status":..,
- *    "reason":..,"schedule":..,"replay":..,"replay_schedule":..}, ...]}
+ *    "sampled":"why",                    the file's `sampled` reason, when it gives one
+ *    "failures_total":F, "failures":[{"j":J,"seed":"0x..","status":..,"line":L,
+ *    "reason":..,"kind":..,"schedule":..,"replay":..,"replay_schedule":..}, ...]}
  *                                     (the first max-failures of them)
  * (harness/json-schema.json, type "batch", is the contract; scn_json.c writes it.)
  *
@@ -36,7 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rt_sched.h" /* SCHED_PCT_DEFAULT_STEPS */
+#include "rt_sched.h"
+#include "scn_campaign.h"
 #include "scn_json.h"
 #include "scn_pool.h" /* scn_pool_is_model, scn_pool_backend_name */
 #include "scn_report.h" /* the replay commands, as the run path prints them */
@@ -50,8 +53,10 @@
 
 typedef struct kept_failure {
     uint64_t j, seed;
+    int line; /* the failing check's scenario line, 0: none */
     char status[32];
     char reason[320];
+    scn_failure_kind kind;
     char *schedule;
     char *command;         /* the run's replay by seed, or its model hint (native) */
     char *replay_schedule; /* by its schedule, when it has one */
@@ -162,17 +167,88 @@ static const char *strategy_name(const batch_args *a) {
     return a->cfg.pct ? "pct" : "random";
 }
 
-/* The command the run path prints for the run of `cfg` (the same functions,
+/* The command the run path prints for the run of `ro` (the same functions,
  * so the same text and quoting): its replay by seed, or for a free-running
  * run, which nothing replays, the model hint.  Returns the label it goes by. */
-static const char *run_command(scn_text *t, const stress_run_cfg *cfg, const char *exe, const char *model_exe,
+static const char *run_command(scn_text *t, const scn_run_opts *ro, const char *exe, const char *model_exe,
                                const char *path) {
     static const scn_run_out no_schedule; /* a seeded run is replayed by its seed */
-    scn_run_opts ro;
-    stress_run_opts(cfg, &ro);
-    if (scn_replay_command(t, exe, &ro, &no_schedule, path)) return LABEL_REPLAY;
-    scn_model_hint(t, model_exe, ro.seed, path);
+    if (scn_replay_command(t, exe, ro, &no_schedule, path)) return LABEL_REPLAY;
+    scn_model_hint(t, model_exe, ro->seed, path);
     return LABEL_MODEL_HINT;
+}
+
+/* The batch as its campaign's observer (scn_campaign.h) sees it: what it
+ * keeps of each run, and its budget. */
+typedef struct batch {
+    const batch_args *a;
+    const char *exe, *model_exe;
+    uint64_t t0, steps, max_cp, nfail;
+    stress_hashset seen, classes; /* interleavings; behaviour classes (sched_result.trace_hash) */
+    uint64_t reached;             /* bit i: some run reached the scenario's requirement i */
+    kept_failure *kept;
+    /* Each run's command is built before it runs (a crash prints it after
+     * the crash line), into the buffer the crash line is not reading: a
+     * signal between two runs finds the last run's command whole. */
+    scn_text cmds[2];
+    unsigned cur;
+} batch;
+
+/* Run j of the batch has seed stress_run_seed(base, first + j). */
+static uint64_t batch_seed(void *ctx, sched_strategy_kind st, uint64_t j) {
+    const batch *b = (const batch *)ctx;
+    (void)st;
+    return stress_run_seed(b->a->base, b->a->first + j);
+}
+
+static void before_run(void *ctx, uint64_t j, const scn_run_opts *ro) {
+    batch *b = (batch *)ctx;
+    b->cur ^= 1u;
+    b->cmds[b->cur].n = 0;
+    const char *label = run_command(&b->cmds[b->cur], ro, b->exe, b->model_exe, b->a->path);
+    stress_crash_current(ro->seed, b->a->first + j);
+    stress_crash_command(label, b->cmds[b->cur].s);
+}
+
+/* Keeps what the batch prints of run j; false once max-ms of wall time has
+ * passed (checked between runs). */
+static bool after_run(void *ctx, uint64_t j, const scn_run_opts *ro, const scn_run_out *r) {
+    batch *b = (batch *)ctx;
+    const batch_args *a = b->a;
+    stress_run_cfg cfg = a->cfg;
+    stress_run_out out;
+    cfg.want_schedule = true;
+    stress_run_read(r, &cfg, &out);
+    b->steps += out.steps;
+    if (out.choice_points > b->max_cp) b->max_cp = out.choice_points;
+    if (a->cfg.mode == STRESS_CONTROLLED) {
+        stress_hashset_add(&b->seen, out.interleaving_hash);
+        stress_hashset_add(&b->classes, out.trace_hash);
+    }
+    b->reached |= out.reached;
+    if (!out.passed) {
+        if (b->nfail < a->max_failures) {
+            kept_failure *k = &b->kept[b->nfail];
+            k->j = a->first + j;
+            k->seed = ro->seed;
+            memcpy(k->status, out.status, sizeof k->status);
+            memcpy(k->reason, out.reason, sizeof k->reason);
+            k->kind = out.kind;
+            k->line = out.line;
+            k->schedule = out.schedule;
+            out.schedule = NULL;
+            k->command = scn_strdup(b->cmds[b->cur].s);
+            k->replay_schedule = NULL;
+            if (k->schedule) {
+                scn_text by_schedule = {0};
+                scn_replay_by_schedule(&by_schedule, b->exe, k->schedule, NULL, a->path);
+                k->replay_schedule = scn_text_take(&by_schedule);
+            }
+        }
+        b->nfail++;
+    }
+    stress_run_out_free(&out);
+    return stress_wall_ms() - b->t0 < a->max_ms;
 }
 
 int tph_stress_batch_main(int argc, char **argv, const char *exe, const char *model_exe) {
@@ -223,74 +299,54 @@ int tph_stress_batch_main(int argc, char **argv, const char *exe, const char *mo
         return 0;
     }
     stress_crash_install(a.path);
-    stress_hashset seen, classes; /* interleavings; behaviour classes (sched_result.trace_hash) */
-    stress_hashset_init(&seen);
-    stress_hashset_init(&classes);
-    uint64_t reached = 0; /* bit i: some run reached the scenario's requirement i */
-    uint64_t t0 = stress_wall_ms(), runs = 0, steps = 0, max_cp = 0, nfail = 0;
     /* The first failures are kept (the summary is printed at the end). */
     if (a.max_failures > MAX_KEPT) a.max_failures = MAX_KEPT;
     static kept_failure kept[MAX_KEPT];
-    a.cfg.want_schedule = true;
-    /* The PCT k the runs use, said in every replay command: `replay` takes
-     * no 0 (run measures k by a probe then: another run). */
-    if (a.cfg.pct && a.cfg.pct_steps == 0) a.cfg.pct_steps = SCHED_PCT_DEFAULT_STEPS;
-    /* Each run's command is built before it runs (a crash prints it after
-     * the crash line), into the buffer the crash line is not reading: a
-     * signal between two runs finds the last run's command whole. */
-    scn_text cmds[2] = {{0}, {0}};
-    unsigned cur = 0;
-    for (uint64_t j = a.first; runs < a.count; j++) {
-        if (runs && stress_wall_ms() - t0 >= a.max_ms) break;
-        a.cfg.seed = stress_run_seed(a.base, j);
-        cur ^= 1u;
-        cmds[cur].n = 0;
-        const char *label = run_command(&cmds[cur], &a.cfg, exe, model_exe, a.path);
-        const char *cmd = cmds[cur].s;
-        stress_crash_current(a.cfg.seed, j);
-        stress_crash_command(label, cmd);
-        stress_run_out out;
-        if (!stress_run_one(scn, &a.cfg, &out)) {
-            fprintf(stderr, "%s: run could not start: %s\n", a.path, out.reason);
-            stress_crash_command(NULL, NULL);
-            scn_text_free(&cmds[0]);
-            scn_text_free(&cmds[1]);
-            stress_run_out_free(&out);
-            stress_hashset_free(&seen);
-            stress_hashset_free(&classes);
-            scn_free(scn);
-            return 3;
-        }
-        runs++;
-        steps += out.steps;
-        if (out.choice_points > max_cp) max_cp = out.choice_points;
-        if (a.cfg.mode == STRESS_CONTROLLED) stress_hashset_add(&seen, out.interleaving_hash);
-        if (a.cfg.mode == STRESS_CONTROLLED) stress_hashset_add(&classes, out.trace_hash);
-        reached |= out.reached;
-        if (!out.passed) {
-            if (nfail < a.max_failures) {
-                kept_failure *k = &kept[nfail];
-                k->j = j;
-                k->seed = a.cfg.seed;
-                memcpy(k->status, out.status, sizeof k->status);
-                memcpy(k->reason, out.reason, sizeof k->reason);
-                k->schedule = out.schedule;
-                out.schedule = NULL;
-                k->command = scn_strdup(cmd);
-                k->replay_schedule = NULL;
-                if (k->schedule) {
-                    scn_text by_schedule = {0};
-                    scn_replay_by_schedule(&by_schedule, exe, k->schedule, NULL, a.path);
-                    k->replay_schedule = scn_text_take(&by_schedule);
-                }
-            }
-            nfail++;
-        }
-        stress_run_out_free(&out);
-    }
+    batch bt;
+    memset(&bt, 0, sizeof bt);
+    bt.a = &a;
+    bt.exe = exe;
+    bt.model_exe = model_exe;
+    bt.kept = kept;
+    stress_hashset_init(&bt.seen);
+    stress_hashset_init(&bt.classes);
+    bt.t0 = stress_wall_ms();
+    /* One campaign, the strategy's seeds from the batch's base.  PCT's k,
+     * when not given, is the campaign's one definition (a probe run), and
+     * every replay command says the k the runs used. */
+    scn_campaign_opts co;
+    memset(&co, 0, sizeof co);
+    co.strategies = SCN_CAMPAIGN_BIT(a.cfg.pct ? SCHED_STRATEGY_PCT : SCHED_STRATEGY_RANDOM);
+    co.runs = a.count;
+    co.seed_at = batch_seed;
+    co.seed_ctx = &bt;
+    co.depth = a.cfg.depth;
+    co.pct_steps = a.cfg.pct_steps;
+    co.native = a.cfg.mode == STRESS_NATIVE;
+    co.tail_on_failure = true; /* the batch prints no trace */
+    scn_campaign_observer obs = {&bt, before_run, after_run, NULL}; /* a refused run ends the batch */
+    scn_campaign_result res;
+    scn_campaign_run(scn, &co, &obs, &res);
     stress_crash_command(NULL, NULL);
-    scn_text_free(&cmds[0]);
-    scn_text_free(&cmds[1]);
+    scn_text_free(&bt.cmds[0]);
+    scn_text_free(&bt.cmds[1]);
+    if (res.end == SCN_CAMPAIGN_BAD_RUN || res.end == SCN_CAMPAIGN_NO_MEMORY) {
+        fprintf(stderr, "%s: run could not start: %.*s\n", a.path,
+                res.reason ? (int)strcspn(res.reason, "\n") : 13, res.reason ? res.reason : "out of memory");
+        for (uint64_t i = 0; i < bt.nfail && i < a.max_failures; i++) {
+            free(kept[i].schedule);
+            free(kept[i].command);
+            free(kept[i].replay_schedule);
+        }
+        scn_campaign_result_free(&res);
+        stress_hashset_free(&bt.seen);
+        stress_hashset_free(&bt.classes);
+        scn_free(scn);
+        return 3;
+    }
+    uint64_t runs = res.runs, nfail = bt.nfail, pct_steps = res.pct_steps;
+    scn_campaign_result_free(&res);
+    stress_hashset seen = bt.seen, classes = bt.classes;
     scn_json j;
     scn_json_begin(&j, stdout, "batch");
     scn_json_str(&j, "scenario", a.path);
@@ -298,12 +354,13 @@ int tph_stress_batch_main(int argc, char **argv, const char *exe, const char *mo
     scn_json_str(&j, "pool", scn_pool_backend_name());
     scn_json_str(&j, "strategy", strategy_name(&a));
     scn_json_u64(&j, "depth", a.cfg.pct ? a.cfg.depth : 0u);
+    scn_json_u64(&j, "pct_steps", pct_steps);
     scn_json_hex(&j, "base", a.base);
     scn_json_u64(&j, "first", a.first);
     scn_json_u64(&j, "runs", runs);
-    scn_json_u64(&j, "steps", steps);
-    scn_json_u64(&j, "max_choice_points", max_cp);
-    scn_json_u64(&j, "elapsed_ms", stress_wall_ms() - t0);
+    scn_json_u64(&j, "steps", bt.steps);
+    scn_json_u64(&j, "max_choice_points", bt.max_cp);
+    scn_json_u64(&j, "elapsed_ms", stress_wall_ms() - bt.t0);
     scn_json_u64(&j, "failures_total", nfail);
     scn_json_array(&j, "failures");
     for (uint64_t i = 0; i < nfail && i < a.max_failures; i++) {
@@ -314,6 +371,8 @@ int tph_stress_batch_main(int argc, char **argv, const char *exe, const char *mo
         scn_json_hex(&j, "seed", k->seed);
         scn_json_str(&j, "status", k->status);
         scn_json_str(&j, "reason", k->reason);
+        scn_json_u64(&j, "line", (uint64_t)k->line);
+        scn_json_str(&j, "kind", scn_failure_kind_name(k->kind));
         if (k->schedule) scn_json_str(&j, "schedule", k->schedule);
         if (a.cfg.mode == STRESS_NATIVE) scn_json_str(&j, "model_hint", k->command);
         else scn_json_str(&j, "replay", k->command);
@@ -344,7 +403,7 @@ int tph_stress_batch_main(int argc, char **argv, const char *exe, const char *mo
         scn_json_close(&j);
         scn_json_array(&j, "reached");
         for (size_t i = 0; i < scn->nrequires && i < 64; i++)
-            if (reached >> i & 1) scn_json_item_u64(&j, (uint64_t)i);
+            if (bt.reached >> i & 1) scn_json_item_u64(&j, (uint64_t)i);
         scn_json_close(&j);
     }
     if (scn->sampled[0]) scn_json_str(&j, "sampled", scn->sampled);

@@ -2,8 +2,12 @@
  * failed in turn -- the 1st allocation, the 2nd, ..., the 1st pool creation,
  * ... -- until a run shows that no call of that kind is left to fail.
  *
- *   stress-faultloop --seed SEED [--max-sites N] [--only KIND:N]
+ *   stress-faultloop --seed SEED [--max-sites N] [--only KIND:N [--trace]]
  *                    [--leak-check-each] FILE
+ *
+ * --only runs one site (the replay ci/stress.py prints); a failing one
+ * prints its report and trace tail on stderr, and with --trace every trace
+ * record of the run instead of the tail.
  *
  * Runs are controlled (random walk, seed SEED), so they are deterministic:
  * the run with fault KIND:N is identical, up to the Nth call of KIND, to the
@@ -69,7 +73,7 @@ typedef struct run_record {
     bool passed;
     char status[32];
     uint64_t steps, hash;
-    char *failures;   /* full report text, malloc'd */
+    scn_failures failures; /* every failure as data */
     char *tail;       /* trace tail, malloc'd */
 } run_record;
 
@@ -87,49 +91,14 @@ static bool same_text(const char *a, const char *b) {
 }
 
 static void record_free(run_record *r) {
-    free(r->failures);
+    scn_failures_free(&r->failures);
     free(r->tail);
     memset(r, 0, sizeof *r);
 }
 
 static bool same_run(const run_record *a, const run_record *b) {
     return a->passed == b->passed && a->steps == b->steps && a->hash == b->hash &&
-           same_text(a->failures, b->failures) && same_text(a->tail, b->tail);
-}
-
-/* Lines of a report that an injected fault may legitimately cause: an
- * operation or a set-up step returning the error, a later operation on the
- * object whose creation failed, and the scenario's own `expect` lines whose
- * numbers the missing object changed. */
-static bool acceptable_line(const char *line, size_t n) {
-    static const char *const ok_parts[] = {"` returned ", " could not be created", " refused",
-                                           " on an object that is not created",
-                                           "(more failures not shown)"};
-    char buf[600];
-    if (n >= sizeof buf) n = sizeof buf - 1;
-    memcpy(buf, line, n);
-    buf[n] = '\0';
-    if (strncmp(buf, "line ", 5) == 0 && strstr(buf, " `") && strstr(buf, "` failed (left "))
-        return true; /* an expect/assert expression */
-    for (size_t i = 0; i < sizeof ok_parts / sizeof ok_parts[0]; i++)
-        if (strstr(buf, ok_parts[i])) return true;
-    return false;
-}
-
-/* The first line of `report` that an injected fault may not cause, or NULL. */
-static const char *first_unacceptable(const char *report, size_t *len) {
-    const char *p = report;
-    while (p && *p) {
-        const char *nl = strchr(p, '\n');
-        size_t n = nl ? (size_t)(nl - p) : strlen(p);
-        /* Indented lines continue the line above (the sim's misuse list). */
-        if (n && p[0] != ' ' && !acceptable_line(p, n)) {
-            *len = n;
-            return p;
-        }
-        p = nl ? nl + 1 : NULL;
-    }
-    return NULL;
+           scn_failures_same(&a->failures, &b->failures) && same_text(a->tail, b->tail);
 }
 
 typedef struct loop {
@@ -139,6 +108,7 @@ typedef struct loop {
     uint64_t seed;
     bool leaked;            /* LSan already reported: later checks would repeat it */
     bool check_each;        /* --leak-check-each */
+    bool trace;             /* --trace: keep every record of the run */
 } loop;
 
 static bool run_with(loop *L, int kind, uint32_t nth, run_record *rec, stress_run_out *out) {
@@ -161,13 +131,14 @@ static bool run_with(loop *L, int kind, uint32_t nth, run_record *rec, stress_ru
     cfg.mode = STRESS_CONTROLLED;
     cfg.seed = L->seed;
     cfg.want_report = true;
+    cfg.full_trace = L->trace && kind >= 0 && nth != NEVER_NTH;
     if (!stress_run_one(s, &cfg, out)) return false;
     memset(rec, 0, sizeof *rec);
     rec->passed = out->passed;
     memcpy(rec->status, out->status, sizeof rec->status);
     rec->steps = out->steps;
     rec->hash = out->interleaving_hash;
-    rec->failures = dup_or_null(out->report);
+    scn_failures_copy(&rec->failures, &out->failure_list);
     rec->tail = dup_or_null(out->trace_tail);
     return true;
 }
@@ -219,8 +190,9 @@ static bool judge(const loop *L, const stress_run_out *out, bool leaked, char *s
         *acc_len = strlen(*accepted);
         return true;
     }
-    size_t n = 0;
-    const char *bad = first_unacceptable(out->report, &n);
+    /* Every failure of a kind an injected fault may cause (scn_failure.h):
+     * an error answered, a set-up step refused, ... */
+    const scn_failure *bad = scn_failures_first_not_fault_caused(&out->failure_list);
     if (!bad) {
         snprintf(status, scap, "ok");
         reason[0] = '\0';
@@ -229,8 +201,9 @@ static bool judge(const loop *L, const stress_run_out *out, bool leaked, char *s
         return true;
     }
     snprintf(status, scap, "%s", strcmp(out->status, "ok") ? out->status : "oracle");
+    size_t n = strcspn(bad->message, "\n");
     if (n >= rcap) n = rcap - 1;
-    memcpy(reason, bad, n);
+    memcpy(reason, bad->message, n);
     reason[n] = '\0';
     return false;
 }
@@ -238,11 +211,15 @@ static bool judge(const loop *L, const stress_run_out *out, bool leaked, char *s
 int tph_stress_faultloop_main(int argc, char **argv) {
     uint64_t seed = 0, max_sites = 100000, only_nth = 0;
     const char *path = NULL, *only = NULL;
-    bool have_seed = false, check_each = false;
+    bool have_seed = false, check_each = false, trace = false;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(o, "--leak-check-each")) {
             check_each = true;
+            continue;
+        }
+        if (!strcmp(o, "--trace")) {
+            trace = true;
             continue;
         }
         if (strncmp(o, "--", 2) != 0) {
@@ -278,7 +255,12 @@ int tph_stress_faultloop_main(int argc, char **argv) {
     }
     if (!path || !have_seed) {
         fprintf(stderr, "usage: tpheal-harness " CMD " --seed SEED [--max-sites N] "
-                        "[--only KIND:N] [--leak-check-each] FILE\n");
+                        "[--only KIND:N [--trace]] [--leak-check-each] FILE\n");
+        return 2;
+    }
+    if (trace && !only) {
+        /* every record of every site would be the whole loop's runs */
+        fprintf(stderr, CMD ": --trace prints one run's records: give it with --only KIND:N\n");
         return 2;
     }
     int only_kind = -1;
@@ -311,6 +293,7 @@ int tph_stress_faultloop_main(int argc, char **argv) {
     L.base = scn;
     L.seed = seed;
     L.check_each = check_each;
+    L.trace = trace;
     L.faults = calloc(scn->nfaults + 1, sizeof *L.faults);
     if (!L.faults) {
         scn_free(scn);
@@ -375,7 +358,10 @@ int tph_stress_faultloop_main(int argc, char **argv) {
                     accbuf[acc_len] = '\0';
                 }
                 emit(scn_fault_name(kind), nth, ok, status, reason, acc ? accbuf : NULL);
-                if (only && (!ok || acc) && out.trace_tail) /* a replay: the whole story */
+                if (only && trace && out.trace_full) /* a replay asked for every record */
+                    fprintf(stderr, "%s%strace (every record of the run):\n%s", out.report ? out.report : "",
+                            out.report ? "\n" : "", out.trace_full);
+                else if (only && (!ok || acc) && out.trace_tail) /* a replay: the whole story */
                     fprintf(stderr, "%s\ntrace tail:\n%s", out.report ? out.report : "",
                             out.trace_tail);
                 sites++;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "rt_sched.h"
+#include "scn_text.h"
 
 static void copy_text(char *dst, size_t cap, const char *src) {
     size_t n = src ? strlen(src) : 0;
@@ -33,11 +34,42 @@ void stress_run_opts(const stress_run_cfg *cfg, scn_run_opts *o) {
     o->native = cfg->mode == STRESS_NATIVE;
 }
 
+void stress_run_read(const scn_run_out *r, const stress_run_cfg *cfg, stress_run_out *out) {
+    memset(out, 0, sizeof *out);
+    out->passed = r->passed;
+    out->line = !r->passed && r->failed_check ? r->fail_line : 0;
+    out->steps = r->steps;
+    out->choice_points = r->choice_points;
+    out->interleaving_hash = r->interleaving_hash;
+    out->trace_hash = r->trace_hash;
+    out->reached = r->reached;
+    if (r->passed)
+        copy_text(out->status, sizeof out->status, "ok");
+    else if (r->status > 0)
+        copy_text(out->status, sizeof out->status, sched_status_name((sched_status)r->status));
+    else
+        copy_text(out->status, sizeof out->status, "oracle");
+    out->kind = r->kind;
+    for (size_t i = 0; i < r->failure_list.n; i++)
+        if (r->failure_list.v[i].kind == SCN_FAILURE_SCRIPT_WAIT_DEADLOCK) out->deadlock_in_scenario_wait = true;
+    if (!r->passed) {
+        first_line(out->reason, sizeof out->reason, r->failures);
+        if (cfg->want_schedule) out->schedule = scn_strdup(r->schedule);
+        if (cfg->want_report) {
+            out->report = scn_strdup(r->failures);
+            scn_failures_copy(&out->failure_list, &r->failure_list);
+        }
+    }
+    if (cfg->want_report) out->trace_tail = scn_strdup(r->trace_tail);
+    out->trace_full = scn_strdup(r->trace_full);
+}
+
 bool stress_run_one(const scn_scenario *scn, const stress_run_cfg *cfg, stress_run_out *out) {
     memset(out, 0, sizeof *out);
     scn_run_opts o;
     stress_run_opts(cfg, &o);
     o.tail_on_failure = !cfg->want_report; /* the tail is copied out below only then */
+    o.full_trace = cfg->full_trace;
     scn_run_out r;
     memset(&r, 0, sizeof r);
     scn_run(scn, &o, &r);
@@ -47,37 +79,7 @@ bool stress_run_one(const scn_scenario *scn, const stress_run_cfg *cfg, stress_r
         scn_run_out_free(&r);
         return false;
     }
-    out->passed = r.passed;
-    out->steps = r.steps;
-    out->choice_points = r.choice_points;
-    out->interleaving_hash = r.interleaving_hash;
-    out->trace_hash = r.trace_hash;
-    out->reached = r.reached;
-    if (r.passed)
-        copy_text(out->status, sizeof out->status, "ok");
-    else if (r.status > 0)
-        copy_text(out->status, sizeof out->status, sched_status_name((sched_status)r.status));
-    else
-        copy_text(out->status, sizeof out->status, "oracle");
-    out->deadlock_in_scenario_wait =
-        !r.passed && r.status == SCHED_DEADLOCK && r.blocked_report &&
-        (strstr(r.blocked_report, "scenario await") || strstr(r.blocked_report, "scenario hold")) &&
-        !strstr(r.blocked_report, "wants lock");
-    if (!r.passed) {
-        first_line(out->reason, sizeof out->reason, r.failures);
-        if (cfg->want_schedule && r.schedule) {
-            out->schedule = r.schedule;
-            r.schedule = NULL;
-        }
-        if (cfg->want_report) {
-            out->report = r.failures;
-            r.failures = NULL;
-        }
-    }
-    if (cfg->want_report) {
-        out->trace_tail = r.trace_tail;
-        r.trace_tail = NULL;
-    }
+    stress_run_read(&r, cfg, out);
     scn_run_out_free(&r);
     return true;
 }
@@ -86,5 +88,7 @@ void stress_run_out_free(stress_run_out *out) {
     free(out->schedule);
     free(out->report);
     free(out->trace_tail);
-    out->schedule = out->report = out->trace_tail = NULL;
+    free(out->trace_full);
+    out->schedule = out->report = out->trace_tail = out->trace_full = NULL;
+    scn_failures_free(&out->failure_list);
 }

@@ -62,9 +62,10 @@ static bool pct_fails;     /* sched_bench_pct reports a run that did not end nor
 static bool pct_below;     /* ... hits one short of its bound's share */
 
 /* The steps scn_run reported: the first `seeded_wanted` runs of a seeded
- * strategy (the reference race's, which the bench runs first) and every
- * DFS run, each summed with its count. */
-static uint64_t seeded_wanted, seeded_runs, seeded_steps, dfs_runs, dfs_steps;
+ * strategy after the `seeded_skip` before them (PCT's probe, the bench's
+ * first run: scn_campaign_pct_steps, untimed and uncounted), then the
+ * reference race's, and every DFS run, each summed with its count. */
+static uint64_t seeded_skip, seeded_wanted, seeded_runs, seeded_steps, dfs_runs, dfs_steps;
 
 /* /proc/self/status: refused, or a stand-in whose peak is 4096 KiB, with
  * the runs begun when it was opened */
@@ -115,6 +116,8 @@ int __wrap_scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *ou
         if (rc == 0 && o->strategy == SCHED_STRATEGY_DFS) {
             dfs_runs++;
             dfs_steps += out->steps;
+        } else if (rc == 0 && seeded_skip) {
+            seeded_skip--;
         } else if (rc == 0 && seeded_runs < seeded_wanted) {
             seeded_runs++;
             seeded_steps += out->steps;
@@ -166,8 +169,8 @@ static void the_rate_is_the_timed_runs_over_their_clock(void **state) {
     for (i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
         uint64_t before = runs_begun;
         double r = scn_bench_rate(seeds[i]);
-        /* the warm-up (up to 200 seeds) runs too, untimed */
-        assert_int_equal(runs_begun - before, seeds[i] + (seeds[i] < 200 ? seeds[i] : 200));
+        /* the warm-up (up to 200 seeds) runs too, untimed, and PCT's probe */
+        assert_int_equal(runs_begun - before, seeds[i] + (seeds[i] < 200 ? seeds[i] : 200) + 1);
         if (r != 1.0) fail_msg("%llu seeds: rate %g, expected 1 (a run per clock unit)", (unsigned long long)seeds[i], r);
     }
 }
@@ -226,6 +229,7 @@ static void the_points_per_run_are_the_runs_steps(void **state) {
     char want[128];
     (void)state;
     seeded_wanted = 2;
+    seeded_skip = 1;
     seeded_runs = seeded_steps = dfs_runs = dfs_steps = 0;
     assert_int_equal(bench_main_captured(2, out, sizeof out), 0);
     seeded_wanted = 0;

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -104,6 +105,77 @@ static void failures_are_capped_at_twenty(void **state) {
     assert_null(strstr(q + 1, "(more failures not shown)"));
     scn_run_out_free(&r);
     scn_free(s);
+}
+
+/* A failure is data: its kind and its check's identity (scenario line,
+ * subject) come with the message, in report order, and the report's text is
+ * the messages joined; scn_failure_same reads the kind and identity only. */
+static void failures_carry_their_kind_and_check(void **state) {
+    scn_scenario *s = parse("# purpose: x\nwork W\nwork V\nthread A\n  submit W\n  wait W\n"
+                            "  close V => EINVAL\n  assert 1 == 2\nend\nexpect calls(W) == 2\n");
+    scn_run_out r, again;
+    scn_failure other;
+    char *text;
+    (void)state;
+    run(s, 1, 0, NULL, &r);
+    assert_false(r.passed);
+    assert_int_equal(r.failure_list.n, 3);
+    assert_int_equal(r.kind, SCN_FAILURE_OP_RESULT);
+    assert_int_equal(r.failure_list.v[0].kind, SCN_FAILURE_OP_RESULT);
+    assert_int_equal(r.failure_list.v[0].line, 7);
+    assert_int_equal(r.failure_list.v[0].subject, 1); /* V */
+    assert_int_equal(r.failure_list.v[1].kind, SCN_FAILURE_ASSERT_FAILED);
+    assert_int_equal(r.failure_list.v[1].line, 8);
+    assert_int_equal(r.failure_list.v[2].kind, SCN_FAILURE_EXPECT_FAILED);
+    assert_int_equal(r.failure_list.v[2].line, 10);
+    assert_string_equal(scn_failure_kind_name(r.kind), "op-result");
+    text = scn_failures_text(&r.failure_list);
+    assert_string_equal(text, r.failures);
+    free(text);
+    /* another seed fails the same checks the same way */
+    run(s, 2, 0, NULL, &again);
+    assert_true(scn_failures_same(&r.failure_list, &again.failure_list));
+    assert_true(scn_failure_same(&r.failure_list.v[2], &again.failure_list.v[2]));
+    /* the message is not read; the kind, the line and the subject are */
+    other = r.failure_list.v[2];
+    other.message = "reworded\n";
+    assert_true(scn_failure_same(&other, &r.failure_list.v[2]));
+    other.line = 9;
+    assert_false(scn_failure_same(&other, &r.failure_list.v[2]));
+    other = r.failure_list.v[0];
+    other.subject = 0;
+    assert_false(scn_failure_same(&other, &r.failure_list.v[0]));
+    other = r.failure_list.v[1];
+    other.kind = SCN_FAILURE_EXPECT_FAILED;
+    assert_false(scn_failure_same(&other, &r.failure_list.v[1]));
+    assert_false(scn_failures_same(&r.failure_list, &(scn_failures){r.failure_list.v, 2, 2, 0}));
+    scn_run_out_free(&again);
+    scn_run_out_free(&r);
+    scn_free(s);
+}
+
+/* The run's outcome is a failure of its own kind: a deadlock nothing in the
+ * script waits in is `deadlock`; one where the script's own `await` waits
+ * and no thread wants a lock is `script-wait-deadlock`, the one an injected
+ * fault may cause. */
+static void a_deadlock_says_whether_the_script_waits_in_it(void **state) {
+    scn_scenario *own = parse("# purpose: x\nwork W\ncallback W\n  wait W\nend\n"
+                              "thread A\n  submit W\n  wait W\nend\n");
+    scn_scenario *script = parse("# purpose: x\nthread A\n  await repair-ran\nend\n");
+    scn_run_out r;
+    (void)state;
+    run(own, 1, 0, NULL, &r);
+    assert_int_equal(r.status, SCHED_DEADLOCK);
+    assert_int_equal(r.kind, SCN_FAILURE_DEADLOCK);
+    assert_false(scn_failure_fault_may_cause(r.kind));
+    scn_run_out_free(&r);
+    run(script, 1, 0, NULL, &r);
+    assert_int_equal(r.status, SCHED_DEADLOCK);
+    assert_int_equal(r.kind, SCN_FAILURE_SCRIPT_WAIT_DEADLOCK);
+    assert_true(scn_failure_fault_may_cause(r.kind));
+    scn_run_out_free(&r);
+    scn_free(own);
+    scn_free(script);
 }
 
 /* The teardown cancels every start an io still has open, then runs it
@@ -511,6 +583,8 @@ int main(void) {
         cmocka_unit_test(a_false_expectation_fails_with_its_line),
         cmocka_unit_test(a_wrong_result_fails),
         cmocka_unit_test(failures_are_capped_at_twenty),
+        cmocka_unit_test(failures_carry_their_kind_and_check),
+        cmocka_unit_test(a_deadlock_says_whether_the_script_waits_in_it),
         cmocka_unit_test(the_teardown_cancels_open_starts),
         cmocka_unit_test(an_overlap_requirement_is_reached),
         cmocka_unit_test(same_seed_same_run_and_schedule_replays_it),

@@ -149,6 +149,72 @@ static void replay_with_unused_items_diverges(void **state) {
     sched_result_free(&rb);
 }
 
+static sched_result run_counter_continued(uint64_t seed, const char *schedule, counter_prog *c) {
+    sched_options o;
+    sched_result r;
+    sched_options_default(&o);
+    o.seed = seed;
+    o.schedule = schedule;
+    o.replay_continue = true;
+    sched_run(&o, counter_main, c, &r);
+    return r;
+}
+
+/* replay_continue on a changed program: the schedule's prefix that fits is
+ * replayed, then the run goes on seeded to its end instead of diverging,
+ * and says where the two parted; the run's own schedule replays it
+ * exactly, and a schedule that fits whole is the recorded run. */
+static void continued_replay_goes_on_seeded_where_the_schedule_stops_fitting(void **state) {
+    counter_prog a, b, c, d;
+    sched_result ra, rb, rc, rd;
+    (void)state;
+    counter_init(&a, 3, 8);
+    ra = run_counter(11, NULL, &a);
+    counter_init(&b, 2, 8); /* thread 4 never exists here */
+    rb = run_counter_continued(5, ra.schedule, &b);
+    assert_int_equal(rb.status, SCHED_OK);
+    assert_int_equal(b.counter, 2 * 8);
+    assert_true(rb.diverged_at >= 1);
+    assert_non_null(strstr(rb.diverged, "recorded thread 4 is not runnable"));
+    /* what it ran replays exactly, as an ordinary replay */
+    counter_init(&c, 2, 8);
+    rc = run_counter(0, rb.schedule, &c);
+    assert_int_equal(rc.status, SCHED_OK);
+    assert_int_equal(rc.interleaving_hash, rb.interleaving_hash);
+    /* the same program: the whole schedule fits, and the run is the recorded one */
+    counter_init(&d, 3, 8);
+    rd = run_counter_continued(99, ra.schedule, &d);
+    assert_int_equal(rd.status, SCHED_OK);
+    assert_int_equal(rd.diverged_at, 0);
+    assert_string_equal(rd.diverged, "");
+    assert_int_equal(rd.interleaving_hash, ra.interleaving_hash);
+    sched_result_free(&ra);
+    sched_result_free(&rb);
+    sched_result_free(&rc);
+    sched_result_free(&rd);
+}
+
+/* A run that ends before its schedule does, continued: no divergence
+ * status, but where the schedule was left unused. */
+static void continued_replay_says_when_the_run_ended_first(void **state) {
+    counter_prog a, b;
+    sched_result ra, rb;
+    char *longer;
+    (void)state;
+    counter_init(&a, 2, 3);
+    counter_init(&b, 2, 3);
+    ra = run_counter(4, NULL, &a);
+    longer = malloc(strlen(ra.schedule) + 8);
+    sprintf(longer, "%s%s=0", ra.schedule, ra.schedule[3] ? "." : "");
+    rb = run_counter_continued(4, longer, &b);
+    assert_int_equal(rb.status, SCHED_OK);
+    assert_true(rb.diverged_at >= 1);
+    assert_non_null(strstr(rb.diverged, "1 schedule item(s) unused"));
+    free(longer);
+    sched_result_free(&ra);
+    sched_result_free(&rb);
+}
+
 /* The divergence message lists the runnable threads in a 96-byte buffer,
  * one more id only while 12 bytes are left (the widest, " 4294967295",
  * and its NUL), so a long list stops short rather than overflowing.  Main
@@ -383,6 +449,8 @@ int main(void) {
         cmocka_unit_test(replay_on_another_program_diverges),
         cmocka_unit_test(replay_of_a_non_runnable_thread_diverges),
         cmocka_unit_test(replay_with_unused_items_diverges),
+        cmocka_unit_test(continued_replay_goes_on_seeded_where_the_schedule_stops_fitting),
+        cmocka_unit_test(continued_replay_says_when_the_run_ended_first),
         cmocka_unit_test(divergence_lists_runnable_threads_up_to_the_buffer_edge),
         cmocka_unit_test(divergence_list_stops_with_room_for_the_longest_id),
         cmocka_unit_test(bad_schedule_strings_are_rejected_with_a_column),

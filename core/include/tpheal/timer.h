@@ -16,8 +16,19 @@ tph_err tph_timer_set_at(tph_timer *, uint64_t at_filetime, uint32_t window_ms);
  * callback already running finishes; tph_timer_wait waits for it. */
 tph_err tph_timer_disarm(tph_timer *);
 bool tph_timer_is_set(tph_timer *);
+/* A drain, not a wait for the due time: returns once the callbacks already
+ * queued or running have returned (WaitForThreadpoolTimerCallbacks(FALSE)).
+ * A tick not yet due is not waited for, so `set_after(t, 10, 0); wait(t)`
+ * returns at once and the callback runs about 10 ms later.  To wait for the
+ * callback itself, have it say so (a flag, a semaphore, a condition
+ * variable) and wait for that; wait() then waits out its return.  A re-arm
+ * made from the callback is not waited for either. */
 tph_err tph_timer_wait(tph_timer *);
+/* Disarm, then drain: once it returns, no callback of this timer runs until
+ * it is armed again. */
 tph_err tph_timer_stop_and_drain(tph_timer *);
+/* A drain that also drops a tick queued but not yet started
+ * (WaitForThreadpoolTimerCallbacks(TRUE)); a running callback is waited for. */
 tph_err tph_timer_cancel_pending(tph_timer *);
 tph_err tph_timer_close(tph_timer *);
 

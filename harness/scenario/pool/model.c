@@ -92,6 +92,8 @@ uint64_t scn_pool_stalls(const void *pool_os) {
     return ps.stalls;
 }
 
+void scn_pool_watch_severing(scn_pool_sever_fn fn, void *ctx) { sim_set_sever_watch(fn, ctx); }
+
 bool scn_pool_any_severed_with_queued(void) { return sim_any_pool_severed_with_queued(); }
 
 bool scn_pool_object_counts_get(const void *os, scn_pool_object_counts *out) {

@@ -90,6 +90,11 @@ uint64_t scn_pool_stalls(const void *pool_os) {
 }
 /* Not observable on the real pool: the oracle that asks is skipped there. */
 bool scn_pool_any_severed_with_queued(void) { return false; }
+
+void scn_pool_watch_severing(scn_pool_sever_fn fn, void *ctx) {
+    (void)fn;
+    (void)ctx;
+}
 bool scn_pool_object_counts_get(const void *os, scn_pool_object_counts *out) {
     (void)os;
     (void)out;
