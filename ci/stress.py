@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import pathlib
+import re
 import shlex
 import sys
 import threading
@@ -31,6 +32,7 @@ import time
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 import stress_generate as G  # noqa: E402
+import stress_alloc as A  # noqa: E402
 import stress_harness as H  # noqa: E402
 import stress_plan as P  # noqa: E402
 import stress_results as R  # noqa: E402
@@ -139,11 +141,14 @@ class Run:
             if "TSAN_OPTIONS" not in os.environ:
                 self.race_env["TSAN_OPTIONS"] = "halt_on_error=0:exitcode=66:second_deadlock_stack=1"
         self.lock = threading.Lock()
+        self.cond = threading.Condition(self.lock)  # a controlled batch waits for its lagged outcomes
         self.res = R.Results(master_seed=self.master, shards=[str(self.shard)],
                              sanitize=args.sanitize or "", budget_seconds=args.seconds)
         self.files_written: dict = {}
         self.skipped: dict = {}     # (scenario, mode) -> why the harness declined it
         self.bad_input: set = set()  # scenarios the harness could not read (reported once)
+        self.sampled: dict = {}     # scenario -> why it says it is sampled (its batches say)
+        self.reach: dict = {}       # (scenario, strategy, depth) -> requirements its runs reached
         self.jobs = max(1, args.jobs)
         self.native_jobs = max(1, args.native_jobs or 4 * self.jobs)
         self.progress = Progress(sys.stderr, self.res, self.lock)
@@ -171,6 +176,11 @@ class Run:
             self.phase_batches(mode, time.monotonic() + secs)
             left = max(0.0, self.deadline - time.monotonic())
         self.progress.stop()
+        if "controlled" in modes:
+            self.res.plan.setdefault("pairs", len(self.scenarios) * len(P.ROTATION))
+            self.res.plan["plan"] = self.args.plan
+            self.res.plan["unrun"] = self.res.unrun(self.scenarios, P.ROTATION)
+            self.res.plan["sampled"] = dict(sorted(self.sampled.items()))
         R.write(self.res, self.out / "results.json")
         print(R.table(self.res))
         return self.verdict()
@@ -205,13 +215,39 @@ class Run:
             t.join()
 
     def phase_batches(self, mode: str, until: float):
-        src = P.BatchSource(self.master, mode, self.scenarios, self.shard)
+        # --plan fixed: the plan before the allocation (batch k: scenario
+        # k % S, strategy (k // S) % 4, 1 s each), kept for ci/stress_bench.py
+        adaptive = mode == "controlled" and self.args.plan == "adaptive"
+        src = A.AdaptiveSource(self.master, self.scenarios, self.shard) if adaptive else \
+            P.BatchSource(self.master, mode, self.scenarios, self.shard)
         self.progress.start(mode, until, self.deadline)
         start = time.monotonic()
 
         # --batches N: exactly N batches per mode, whatever the clock says
         # (replaying the start of a shard; the driver's own tests).
         quota = [self.args.batches] if self.args.batches else None
+        first_ms = BATCH_MS if quota is not None or not adaptive else \
+            self.plan_first_pass(src, until - start)
+
+        def unusable(b) -> bool:
+            return (b.scenario, mode) in self.skipped or b.scenario in self.bad_input
+
+        def take():
+            """The next batch to run (lock held), None when there is none."""
+            while True:
+                if adaptive:
+                    src.excluded = {s for s, m in self.skipped if m == mode} | self.bad_input
+                    while not src.ready():
+                        if quota is None and time.monotonic() >= until - 0.05:
+                            return None
+                        self.cond.wait(0.5)
+                if len({s for s, m in self.skipped if m == mode} | self.bad_input) == len(self.scenarios):
+                    return None
+                b = src.take()
+                if b is None or not unusable(b):
+                    return b
+                if adaptive:
+                    src.done(b, 0, 0.0)
 
         def worker():
             while True:
@@ -223,18 +259,26 @@ class Run:
                         if quota[0] <= 0:
                             return
                         quota[0] -= 1
-                    b = src.take()
-                    while (b.scenario, mode) in self.skipped or b.scenario in self.bad_input:
-                        if len({s for s, m in self.skipped if m == mode} | self.bad_input) \
-                                == len(self.scenarios):
-                            return
-                        b = src.take()
-                slice_ms = BATCH_MS if quota is not None else min(BATCH_MS, int((until - now) * 1000))
+                    b = take()
+                    if b is None:
+                        return
+                    first = adaptive and src.positions[b.k] < src.cycle_len
+                    if adaptive:
+                        src.sampled = set(self.sampled)  # as the batches so far said
+                want = first_ms if first or quota is not None or not adaptive else A.ALLOC_BATCH_MS
+                slice_ms = want if quota is not None else min(want, int((until - now) * 1000))
                 # A free-running run cannot stop early: one longer than what
                 # is left of the phase is declined by the harness (skipped).
                 run_ms = 0 if mode not in P.FREE_RUNNING or quota is not None else \
                     max(1, int((until - now) * 1000))
-                self.run_batch(b, slice_ms, run_ms)
+                t, new = time.monotonic(), 0
+                try:
+                    new = self.run_batch(b, slice_ms, run_ms)
+                finally:  # a batch that raised still has an outcome: the others wait for it
+                    if adaptive:
+                        with self.cond:
+                            src.done(b, new, time.monotonic() - t)
+                            self.cond.notify_all()
 
         # A free-running run mostly sleeps: the scenario's settle times are
         # real time there (about 2 s a run against ~0.1 s of CPU), so more
@@ -243,6 +287,24 @@ class Run:
         self.workers(worker, self.native_jobs if mode in P.FREE_RUNNING else self.jobs)
         self.res.phase_seconds[mode] = time.monotonic() - start
         self.res.cpu_seconds[mode] = children_cpu() - cpu0
+
+    def plan_first_pass(self, src, phase_s: float) -> int:
+        """The first pass's batch length from the phase's budget; a budget too
+        short for every pair says so, with the budget that would do."""
+        n = src.cycle_len
+        ms = A.first_pass_ms(phase_s, self.jobs, n)
+        cov = A.covered(phase_s, self.jobs, n)
+        plan = {"pairs": n, "first_pass_ms": ms, "pairs_in_budget": cov}
+        if cov < n:
+            before = time.monotonic() - self.t0
+            share = self.res.split.get("controlled", 0) / max(1e-9, self.args.seconds - before)
+            need = A.seconds_needed(n, self.jobs, share or 1.0, before)
+            plan["seconds_needed"] = round(need, 1)
+            print(f"stress: controlled: {phase_s:.1f} s give {cov} of {n} (scenario, strategy, depth) "
+                  f"pairs a {A.MIN_BATCH_MS} ms batch; every pair needs a budget of about "
+                  f"{need:.0f} s (STRESS_SECONDS={int(need) + 1})", flush=True)
+        self.res.plan = plan
+        return ms
 
     def exe_for(self, scenario: str, mode: str = "") -> pathlib.Path:
         if mode == "real":
@@ -281,7 +343,9 @@ class Run:
         know the exec wrapper it was run through, so that is put in front."""
         return " ".join([shjoin(self.wrapper), command]) if self.wrapper else command
 
-    def run_batch(self, b: P.Batch, max_ms: int, max_run_ms: int = 0):
+    def run_batch(self, b: P.Batch, max_ms: int, max_run_ms: int = 0) -> int:
+        """Runs batch b; returns how many behaviour classes it found that
+        its scenario had not shown before (the allocation's yield)."""
         # PCT's k is the harness's one definition (a probe run's choice
         # points, scn_campaign_pct_steps): no --pct-steps is passed, and the
         # batch says the k its runs used, which its failures' commands carry.
@@ -305,26 +369,38 @@ class Run:
                     self.res.errors.append({"problem": f"{rel(self.realpool)} ran on pool "
                                                        f"{d.get('pool')!r}, not win32",
                                             "pool_mismatch": True})
-            return
+            return 0
         if d.get("skipped"):
             with self.lock:  # the time left only shrinks: skipped for good
                 self.skipped[(b.scenario, b.mode)] = d["skipped"]
                 self.res.skipped.setdefault(b.scenario, {})[b.mode] = d["skipped"]
-            return
+            return 0
         with self.lock:
             st = self.res.mode(b.scenario, b.mode)
+            before = st.distinct_classes()
             hashes = [int(h, 16) for h in d.get("hashes", [])]
             st.add_batch(d.get("runs", 0), d.get("failures_total", len(fails)),
-                         d.get("steps", 0), secs, d.get("max_choice_points", 0), hashes)
+                         d.get("steps", 0), secs, d.get("max_choice_points", 0), hashes,
+                         [int(h, 16) for h in d.get("classes", [])])
+            new = st.distinct_classes() - before
+            if b.mode == "controlled":
+                reach = self.reach.setdefault((b.scenario, b.strategy, b.depth), set())
+                new_reach = len(set(d.get("reached", [])) - reach)
+                reach.update(d.get("reached", []))
+                self.res.add_pair(b.scenario, b.strategy, b.depth, d.get("runs", 0), new, new_reach)
+                new += A.REACH_VALUE * new_reach
+                if d.get("sampled"):
+                    self.sampled[b.scenario] = d["sampled"]
         for f in fails:
             self.record(b, f, d.get("pct_steps", 0))
         if not o.ok:
             if o.returncode == 2:  # bad input: the scenario does not parse
                 with self.lock:
                     if b.scenario in self.bad_input:
-                        return
+                        return new
                     self.bad_input.add(b.scenario)
             self.record_broken_batch(b, o, cmd, d.get("pct_steps", 0))
+        return new
 
     # ---- failures -----------------------------------------------------------
     def record(self, b: P.Batch, f: dict, pct_steps: int):
@@ -426,9 +502,8 @@ class Run:
             if n >= MAX_FAILURE_FILES:
                 return
             self.files_written[key] = n + 1
-            stem = pathlib.Path(entry["scenario"]).stem
             seed = entry["seed"]
-            name = f"{stem}-{entry['mode']}-{seed if seed is not None else 'batch' + str(entry['batch'])}.txt"
+            name = failure_file_name(entry)
             entry["file"] = rel(self.fail_dir / name)
         draw = H.timeline_argv(entry["replay"], self.fail_dir / (name[:-4] + ".html")) \
             if entry["mode"] == "controlled" and not self.wrapper else None
@@ -511,6 +586,8 @@ class Run:
             print(line)
         if self.res.generate:
             print(G.summary_line(self.res))
+        for line in coverage_summary(self.res, len(self.scenarios) * len(P.ROTATION)):
+            print(line)
         n = self.res.failure_count()
         tot = self.res.total("controlled")
         cpu = self.res.cpu_seconds.get("controlled", 0)
@@ -566,6 +643,44 @@ def mode_summary(res: R.Results, planned) -> list[str]:
     return lines
 
 
+def failure_file_name(entry: dict) -> str:
+    """One file per failure: the fault loop runs every site of a scenario
+    from one seed, so a name of scenario, mode and seed alone made its
+    failures (alloc:5, alloc:6, pool-create:1, ...) overwrite one file that
+    kept only the last; the site and its n are part of the name there."""
+    stem = pathlib.Path(entry["scenario"]).stem
+    seed = entry["seed"]
+    which = seed if seed is not None else "batch" + str(entry["batch"])
+    fault = entry.get("fault", "")
+    if fault:
+        site = re.sub(r"[^A-Za-z0-9]+", "-", fault.split(" ")[0]).strip("-")
+        which = f"{which}-{site}" + ("-last" if " " in fault else "")
+    return f"{stem}-{entry['mode']}-{which}.txt"
+
+
+def coverage_summary(res: R.Results, npairs: int) -> list[str]:
+    """The controlled phase's coverage: pairs run, behaviour classes, and
+    every scenario that got no run, by name (a 20 s run once left 29 of 59
+    scenarios without a controlled run and said nothing)."""
+    un = res.plan.get("unrun")
+    if un is None:
+        return []
+    tot = res.total("controlled")
+    lines = [f"stress: controlled: {npairs - len(un['pairs'])} of {npairs} (scenario, strategy, depth) "
+             f"pairs ran; {tot.distinct_classes():,} behaviour classes, "
+             f"{tot.distinct():,} distinct schedules"]
+    if un["scenarios"]:
+        lines.append(f"stress: WARNING: {len(un['scenarios'])} scenarios had no controlled run: "
+                     f"{', '.join(un['scenarios'])} (results.json: plan.unrun)")
+    elif un["pairs"]:
+        lines.append(f"stress: WARNING: {len(un['pairs'])} pairs had no controlled run: "
+                     f"{', '.join(un['pairs'][:8])}{', ...' if len(un['pairs']) > 8 else ''} "
+                     "(results.json: plan.unrun)")
+    if "seconds_needed" in res.plan:
+        lines.append(f"stress: every pair needs a budget of about {res.plan['seconds_needed']:.0f} s")
+    return lines
+
+
 def shjoin(words) -> str:
     """A command line a shell reads back as these words (replay lines are
     pasted as printed)."""
@@ -589,6 +704,7 @@ def repeat_command(a, master: int, shard, wrapper) -> str:
     runs -- a repeat line that dropped --scenarios or --out re-ran the whole
     corpus into another directory."""
     makeable = not (a.modes or wrapper or a.scenarios or a.out or a.batches or a.no_faultloop
+                    or a.plan != "adaptive"
                     or a.faultloop_seed is not None or a.max_fault_sites != 10000
                     or a.build != "build") and \
         pathlib.Path.cwd().resolve() == REPO.resolve()
@@ -616,6 +732,8 @@ def repeat_command(a, master: int, shard, wrapper) -> str:
         parts += ["--modes", q(a.modes)]
     if a.batches:
         parts += ["--batches", str(a.batches)]
+    if a.plan != "adaptive":
+        parts += ["--plan", a.plan]
     if a.no_faultloop:
         parts.append("--no-faultloop")
     if a.faultloop_seed is not None:
@@ -714,6 +832,9 @@ def parse_args(argv):
     ap.add_argument("--no-faultloop", action="store_true")
     ap.add_argument("--faultloop-seed", type=lambda s: P.parse_seed(s), default=None)
     ap.add_argument("--max-fault-sites", type=int, default=10000)
+    ap.add_argument("--plan", choices=["adaptive", "fixed"], default="adaptive",
+                    help="controlled batches: sized from the budget, then by yield (default), or "
+                         "the fixed rotation of 1 s batches (for ci/stress_bench.py)")
     ap.add_argument("--modes", help="comma-separated phases to run, of "
                     f"{','.join(PHASES)} (default: all this build has)")
     ap.add_argument("--exec-wrapper", help="command prefixed to every harness call, e.g. "

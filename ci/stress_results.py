@@ -37,20 +37,31 @@ class ModeStats:
     max_choice_points: int = 0
     hashes: set = dataclasses.field(default_factory=set)  # interleaving hashes (ints)
     sketched: bool = False  # hashes holds only the KMV_K smallest seen
+    # behaviour classes (Mazurkiewicz traces: harness/sched/sched_trace.c),
+    # counted the same way; empty from a harness that does not report them
+    classes: set = dataclasses.field(default_factory=set)
+    classes_sketched: bool = False
 
     def _bound(self):
         if len(self.hashes) > 2 * KMV_K:
             self.hashes = set(heapq.nsmallest(KMV_K, self.hashes))
             self.sketched = True
+        if len(self.classes) > 2 * KMV_K:
+            self.classes = set(heapq.nsmallest(KMV_K, self.classes))
+            self.classes_sketched = True
 
     def distinct(self) -> int:
         """Distinct interleavings: exact, or the KMV estimate once sketched."""
-        if not self.sketched:
-            return len(self.hashes)
-        kth = heapq.nsmallest(KMV_K, self.hashes)[-1]
-        return int((KMV_K - 1) * 2**64 / (kth + 1))
+        return _count(self.hashes, self.sketched)
 
-    def add_batch(self, runs, failures, steps, seconds, choice_points, hashes):
+    def distinct_classes(self) -> int:
+        """Distinct behaviour classes; the interleavings where the harness
+        reports no classes (an older harness, free-running modes)."""
+        if not self.classes:
+            return self.distinct()
+        return _count(self.classes, self.classes_sketched)
+
+    def add_batch(self, runs, failures, steps, seconds, choice_points, hashes, classes=()):
         self.runs += runs
         self.failures += failures
         self.steps += steps
@@ -58,6 +69,7 @@ class ModeStats:
         self.busy_seconds += seconds
         self.max_choice_points = max(self.max_choice_points, choice_points)
         self.hashes.update(hashes)
+        self.classes.update(classes)
         self._bound()
 
     def merge(self, o: "ModeStats"):
@@ -71,6 +83,10 @@ class ModeStats:
         self.sketched = self.sketched or o.sketched
         if self.sketched:
             self.hashes = set(heapq.nsmallest(KMV_K, self.hashes))
+        self.classes |= o.classes
+        self.classes_sketched = self.classes_sketched or o.classes_sketched
+        if self.classes_sketched:
+            self.classes = set(heapq.nsmallest(KMV_K, self.classes))
         self._bound()
 
     def rate(self) -> float:
@@ -83,7 +99,10 @@ class ModeStats:
                 "max_choice_points": self.max_choice_points,
                 "distinct_interleavings": self.distinct(),
                 "distinct_is_estimate": self.sketched,
-                "interleaving_hashes": sorted(f"{h:016x}" for h in self.hashes)}
+                "interleaving_hashes": sorted(f"{h:016x}" for h in self.hashes),
+                "behaviour_classes": _count(self.classes, self.classes_sketched),
+                "classes_is_estimate": self.classes_sketched,
+                "class_hashes": sorted(f"{h:016x}" for h in self.classes)}
 
     @classmethod
     def from_json(cls, d: dict) -> "ModeStats":
@@ -92,7 +111,16 @@ class ModeStats:
                 max_choice_points=d.get("max_choice_points", 0))
         s.hashes = {int(h, 16) for h in d.get("interleaving_hashes", [])}
         s.sketched = bool(d.get("distinct_is_estimate", False))
+        s.classes = {int(h, 16) for h in d.get("class_hashes", [])}
+        s.classes_sketched = bool(d.get("classes_is_estimate", False))
         return s
+
+
+def _count(values: set, sketched: bool) -> int:
+    if not sketched:
+        return len(values)
+    kth = heapq.nsmallest(KMV_K, values)[-1]
+    return int((KMV_K - 1) * 2**64 / (kth + 1))
 
 
 @dataclasses.dataclass
@@ -110,6 +138,25 @@ class Results:
     skipped: dict = dataclasses.field(default_factory=dict)    # name -> {mode: why}
     cpu_seconds: dict = dataclasses.field(default_factory=dict)  # mode -> CPU s of the harness
     generate: dict = dataclasses.field(default_factory=dict)   # the generated phase (ci/stress_generate.py)
+    # controlled batches per (scenario, strategy and depth): name -> {"pct2": {...}}
+    pairs: dict = dataclasses.field(default_factory=dict)
+    plan: dict = dataclasses.field(default_factory=dict)       # the first pass, as sized
+
+    def add_pair(self, scenario: str, strategy: str, depth: int, runs: int, new: int, new_reach: int = 0):
+        key = pair_key(strategy, depth)
+        p = self.pairs.setdefault(scenario, {}).setdefault(key, {"batches": 0, "runs": 0, "new_classes": 0,
+                                                                 "requires_reached": 0})
+        p["batches"] += 1
+        p["runs"] += runs
+        p["new_classes"] += new
+        p["requires_reached"] = p.get("requires_reached", 0) + new_reach
+
+    def unrun(self, scenarios, rotation) -> dict:
+        """The pairs and the scenarios that got no controlled run."""
+        pairs = [f"{n} {pair_key(st, d)}" for n in scenarios for st, d in rotation
+                 if not self.pairs.get(n, {}).get(pair_key(st, d), {}).get("runs")]
+        names = [n for n in scenarios if not any(v.get("runs") for v in self.pairs.get(n, {}).values())]
+        return {"pairs": pairs, "scenarios": names}
 
     def mode(self, scenario: str, mode: str) -> ModeStats:
         return self.scenarios.setdefault(scenario, {}).setdefault(mode, ModeStats())
@@ -158,6 +205,7 @@ class Results:
             "phase_seconds": {k: round(v, 3) for k, v in self.phase_seconds.items()},
             "totals": {m: {"runs": t.runs, "failures": t.failures,
                            "distinct_interleavings": t.distinct(),
+                           "behaviour_classes": _count(t.classes, t.classes_sketched),
                            "schedules_per_second": round(
                                t.runs / self.phase_seconds[m], 1)
                            if self.phase_seconds.get(m) else 0.0,
@@ -173,6 +221,8 @@ class Results:
             "faultloop": self.faultloop,
             "generate": self.generate,
             "skipped": self.skipped,
+            "pairs": self.pairs,
+            "plan": self.plan,
             "cpu_seconds": {k: round(v, 3) for k, v in self.cpu_seconds.items()},
             # failures_total counts every failing run; failures[] holds the
             # first few of each batch in detail (failures_recorded of them).
@@ -192,7 +242,8 @@ class Results:
                 phase_seconds=dict(d.get("phase_seconds", {})),
                 faultloop=dict(d.get("faultloop", {})), failures=list(d.get("failures", [])),
                 skipped=dict(d.get("skipped", {})), cpu_seconds=dict(d.get("cpu_seconds", {})),
-                errors=list(d.get("errors", [])), generate=dict(d.get("generate", {})))
+                errors=list(d.get("errors", [])), generate=dict(d.get("generate", {})),
+                pairs=dict(d.get("pairs", {})), plan=dict(d.get("plan", {})))
         for name, per in d.get("scenarios", {}).items():
             for m, s in per.items():
                 r.scenarios.setdefault(name, {})[m] = ModeStats.from_json(s)
@@ -226,6 +277,19 @@ class Results:
             self.skipped.setdefault(name, {}).update(per)
         for k, v in o.cpu_seconds.items():
             self.cpu_seconds[k] = self.cpu_seconds.get(k, 0.0) + v
+        for name, per in o.pairs.items():
+            for key, p in per.items():
+                mine = self.pairs.setdefault(name, {}).setdefault(key, {"batches": 0, "runs": 0, "new_classes": 0,
+                                                                        "requires_reached": 0})
+                for f in mine:
+                    # a requirement each shard reached first is one requirement
+                    mine[f] = max(mine[f], p.get(f, 0)) if f == "requires_reached" else mine[f] + p.get(f, 0)
+        if o.plan and not self.plan:
+            self.plan = dict(o.plan)
+
+
+def pair_key(strategy: str, depth: int) -> str:
+    return f"pct{depth}" if strategy == "pct" else strategy
 
 
 def write(results: Results, path: pathlib.Path):
@@ -245,6 +309,13 @@ def _fmt_rate(x: float) -> str:
     return f"{x:,.0f}" if x >= 10 else f"{x:.1f}"
 
 
+def _classes(c: ModeStats) -> str:
+    """Behaviour classes, '-' from a harness that does not report them."""
+    if not c.classes:
+        return "-"
+    return f"{'~' if c.classes_sketched else ''}{c.distinct_classes():,}"
+
+
 def table(results: Results) -> str:
     """One row per scenario: runs per mode, distinct interleavings (controlled
     mode: the harness hashes each run's sequence of thread switches),
@@ -254,7 +325,7 @@ def table(results: Results) -> str:
     show_real = "real" in results.split or any("real" in per for per in results.scenarios.values())
     # A controlled run is one schedule; a free-running run is one run of
     # OS threads (seconds of real time): the rate columns say which.
-    head = ("scenario", "controlled", "interleavings", "sched/s", "native", "runs/s") + \
+    head = ("scenario", "controlled", "interleavings", "classes", "sched/s", "native", "runs/s") + \
         (("real", "runs/s") if show_real else ()) + ("fault sites", "failures")
     rows = []
     for name in sorted(set(results.scenarios) | set(results.faultloop)):
@@ -267,12 +338,13 @@ def table(results: Results) -> str:
             r = per.get("real", ModeStats())
             declined = "real" in results.skipped.get(name, {}) and not r.runs
             real = ("-", "-") if declined else (f"{r.runs:,}", _fmt_rate(r.rate()))
-        rows.append((name, f"{c.runs:,}", f"{'~' if c.sketched else ''}{c.distinct():,}", _fmt_rate(c.rate()),
+        rows.append((name, f"{c.runs:,}", f"{'~' if c.sketched else ''}{c.distinct():,}", _classes(c),
+                     _fmt_rate(c.rate()),
                      f"{n.runs:,}", _fmt_rate(n.rate())) + real +
                     (str(fl.get("sites", "-")) if fl else "-", str(fails)))
     c, n, r = results.total("controlled"), results.total("native"), results.total("real")
     pc, pn, pr = (results.phase_seconds.get(m, 0) for m in ("controlled", "native", "real"))
-    rows.append(("TOTAL (wall)", f"{c.runs:,}", f"{'~' if c.sketched else ''}{c.distinct():,}",
+    rows.append(("TOTAL (wall)", f"{c.runs:,}", f"{'~' if c.sketched else ''}{c.distinct():,}", _classes(c),
                  _fmt_rate(c.runs / pc if pc else 0), f"{n.runs:,}",
                  _fmt_rate(n.runs / pn if pn else 0)) +
                 ((f"{r.runs:,}", _fmt_rate(r.runs / pr if pr else 0)) if show_real else ()) +

@@ -88,10 +88,11 @@ def test_quoted_output_lines_match_real_output(tmp_path):
     h = harness()
     doc = text("docs/scenarios.md")
     # the per-scenario line, from its template in the docs
-    tmpl = re.search(r"`(PASS\|FAIL path runs=N failures=N schedules/s=R steps/run=S interleavings=I)`", doc)
+    tmpl = re.search(r"`(PASS\|FAIL path runs=N failures=N schedules/s=R steps/run=S interleavings=I classes=C)`", doc)
     assert tmpl, "docs/scenarios.md: the PASS|FAIL line template"
     rx = re.escape(tmpl.group(1)).replace(r"PASS\|FAIL", "(PASS|FAIL)").replace("path", r"\S+") \
-        .replace("=N", r"=\d+").replace("=R", r"=[\d.]+").replace("=S", r"=\d+").replace("=I", r"=\d+")
+        .replace("=N", r"=\d+").replace("=R", r"=[\d.]+").replace("=S", r"=\d+").replace("=I", r"=\d+") \
+        .replace("=C", r"=\d+")
     rx = rx.replace(r"\ ", " +")
     scn = str(REPO / "scenarios" / "concurrent-cancels-out-of-order.scn")
     out = subprocess.run([h, "run", scn, "--seeds", "5"], capture_output=True, text=True).stdout

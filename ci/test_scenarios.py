@@ -376,6 +376,53 @@ def test_verify_prints_a_line_per_scenario_and_a_total():
     assert rc == 4 and "INCOMPLETE" in out and "VERIFY TOTAL  0 of 2 scenarios complete" in out, out
 
 
+def test_a_sampled_scenario_is_sampled_not_incomplete_and_verify_exits_0(tmp_path):
+    """`sampled "why"`: a file that says the bounded search cannot finish it
+    is SAMPLED with its reason (exit 0 when every other file is proven);
+    the same file without the line is INCOMPLETE (exit 4)."""
+    # 4 traces at P = 1, stopped at 2 runs; io-completion-without-start-misuse
+    # is proven in 2 (io-run-down, once proven in 2, now takes 222)
+    src = (REPO / "scenarios" / "timer-disarm-discards-queued-tick.scn").read_text().splitlines()
+    plain, sampled = tmp_path / "plain.scn", tmp_path / "sampled.scn"
+    plain.write_text("\n".join(src) + "\n")
+    sampled.write_text("\n".join([src[0], '  sampled "too big to prove"  # why', *src[1:]]) + "\n")
+    proven = str(REPO / "scenarios" / "io-completion-without-start-misuse.scn")
+    rc, out = run_bounded([harness(), "verify", str(sampled), proven, "--max-runs", "2"], 120)
+    assert rc == 0, out
+    assert re.search(r"VERIFY \S*sampled\.scn  SAMPLED at <= 1 preemptions", out), out
+    assert "sampled: too big to prove" in out and "1 sampled (left to stress)" in out, out
+    rc, out = run_bounded([harness(), "verify", str(sampled), "--max-runs", "2", "--json"], 120)
+    rows = HJ.objects(out)
+    assert rc == 0 and HJ.of_type(rows, "verify")[0]["sampled"] == "too big to prove", out
+    assert HJ.of_type(rows, "verify-total")[0]["sampled"] == 1, out
+    rc, out = run_bounded([harness(), "verify", str(plain), proven, "--max-runs", "2"], 120)
+    assert rc == 4 and "INCOMPLETE" in out and "SAMPLED" not in out and "left to stress" not in out, out
+    # a failure is still a failure, sampled or not; the batch tells stress
+    rc, out = run_bounded([harness(), "stress-batch", "--mode", "controlled", "--base", "0x1", "--count", "3",
+                           str(sampled)], 120)
+    [b] = HJ.of_type(HJ.objects(out), "batch")
+    assert rc == 0 and b["sampled"] == "too big to prove", out
+    # the batch observer's tally: its behaviour classes (no more than its
+    # interleavings) and the one `require` line its 3 runs reach
+    assert 0 < len(b["classes"]) <= len(b["hashes"]) and b["reached"] == [0], b
+
+
+@pytest.mark.parametrize("line, col, what", [
+    ("sampled too big", 9, "needs its reason in double quotes"),
+    ('sampled "open', 9, "not closed"),
+    ('sampled ""', 9, "says nothing"),
+    ('sampled "a" b', 13, "unexpected text after"),
+    ('sampled "a"\nsampled "b"', 1, "a second `sampled` line"),
+    ('sampled "' + "x" * 160 + '"', 9, "longer than 159 characters"),
+])
+def test_a_bad_sampled_line_is_named_with_its_column(tmp_path, line, col, what):
+    f = tmp_path / "bad.scn"
+    f.write_text("# purpose: a bad sampled line\n" + line + "\nwork W\nthread A\n  submit W\nend\n")
+    rc, out = run_bounded([harness(), "run", str(f), "--seeds", "1"], 60)
+    n = 3 if "\n" in line else 2
+    assert rc == 2 and f"bad.scn:{n}:{col}: " in out and what in out, out
+
+
 def test_max_failures_stops_a_scenario_at_its_first_failure(tmp_path):
     f = tmp_path / "fails.scn"
     f.write_text("# purpose: a deliberately false expectation\n"

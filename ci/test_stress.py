@@ -94,7 +94,8 @@ if cmd == "stress-batch":
         j = min(5, n - 1)  # free-running batches are one run each
         fails.append(dict({"j": j, "seed": "0x%016x" % seeds[j], "status": "deadlock",
                            "reason": "fake deadlock", "kind": "deadlock", "schedule": "r1.2.3"}, **commands(seeds[j])))
-    print(json.dumps({"v": int(os.environ.get("FAKE_V", "1")), "type": "batch", "scenario": scen,
+    sampled = {"sampled": "fake why"} if env_match("FAKE_SAMPLED", scen, mode) else {}
+    print(json.dumps(dict(sampled, **{"v": int(os.environ.get("FAKE_V", "1")), "type": "batch", "scenario": scen,
                       "mode": opt("--mode"), "pool": "win32" if REAL else "sim",
                       "runs": n, "steps": 10 * n,
                       # k: as the harness's probe would measure it, when not given
@@ -102,10 +103,17 @@ if cmd == "stress-batch":
                       "max_choice_points": 40, "failures": fails,
                       # FAKE_FAILTOTAL: more failing runs than the batch details
                       "failures_total": int(os.environ.get("FAKE_FAILTOTAL", len(fails))) if fails else 0,
-                      "hashes": ["%016x" % (s % 97) for s in seeds] if mode == "controlled" else []}))
+                      "hashes": ["%016x" % (s % 97) for s in seeds] if mode == "controlled" else [],
+                      # fewer behaviour classes than interleavings, as runs that
+                      # differ only in independent steps' order share one
+                      "classes": ["%016x" % (s % 13 + 1) for s in seeds] if mode == "controlled" else [],
+                      # FAKE_REACH: PCT at depth 2 reaches the scenario's first `require`
+                      "reached": [0] if env_match("FAKE_REACH", scen, mode) and opt("--depth") == "2" else []})))
 elif cmd == "stress-faultloop":
     for k in range(3):
-        ok = not env_match("FAKE_FAULTFAIL", scen, "faultloop") or k != 1
+        # FAKE_FAULTNTH: which sites fail (default the 2nd)
+        failing = os.environ.get("FAKE_FAULTNTH", "2").split(",")
+        ok = not env_match("FAKE_FAULTFAIL", scen, "faultloop") or str(k + 1) not in failing
         print(json.dumps({"v": 1, "type": "fault-site", "kind": "alloc", "nth": k + 1, "fired": True, "ok": ok,
                           "status": "ok" if ok else "crash", "reason": "" if ok else "leak"}))
     print(json.dumps({"v": 1, "type": "faultloop-summary", "summary": True, "sites": 3, "per_kind": {"alloc": 3},
@@ -227,6 +235,7 @@ def test_clean_run_banner_table_results_and_exit_0(fake):
         key = next(k for k in r["scenarios"] if name in k)
         c = r["scenarios"][key]["controlled"]
         assert c["runs"] > 0 and 0 < c["distinct_interleavings"] <= 97
+        assert 0 < c["behaviour_classes"] <= 13 and len(c["class_hashes"]) == c["behaviour_classes"]
         assert r["scenarios"][key]["native"]["runs"] > 0
     assert r["faultloop_sites"] == 9
     assert re.search(r"TOTAL \(wall\)\s+[\d,]+", p.stdout)
@@ -426,6 +435,20 @@ def test_generated_phase_has_its_share_and_its_failures_fail_the_run(fake):
     assert "stress: generate: 12 programs" in p.stdout
     run_fake(fake, "--seed", "5", "--no-faultloop", out="o2")
     assert len(calls(fake, "generate")) == 1
+def test_every_faultloop_failure_keeps_its_own_file(fake):
+    """Two failing sites of one scenario, one seed: each (scenario, site, n)
+    has its own failure file naming it (one file per seed kept only the
+    last of them)."""
+    p = run_fake(fake, "--seed", "5", env={"FAKE_FAULTFAIL": "alpha", "FAKE_FAULTNTH": "2,3"})
+    assert p.returncode == 1
+    f = [x for x in results(fake)["failures"] if x["mode"] == "faultloop"]
+    assert sorted(x["fault"] for x in f) == ["alloc:2", "alloc:3"]
+    files = [fake["tmp"] / x["file"] for x in f]
+    assert len(set(files)) == 2, files
+    for x, path in zip(f, files):
+        text = path.read_text()
+        assert f"fault:     {x['fault']}" in text and f"--only {x['fault']}" in text, text
+    assert len(list((fake["tmp"] / "out" / "failures").glob("*faultloop*"))) == 2
 
 
 def test_shards_run_disjoint_seeds_and_merge_sums_them(fake):
@@ -860,6 +883,169 @@ def test_pct_batches_and_replay_lines_carry_the_harness_k(fake):
     for f in results(fake)["failures"]:
         if f["strategy"] == "pct":
             assert f"--pct-steps {f['pct_steps']}" in f["replay"] and f["pct_steps"] > 0, f
+
+
+# ---- where the controlled budget goes (ci/stress_alloc.py) -------------------
+import stress_alloc as A  # noqa: E402
+
+CORPUS59 = [f"s{i:02d}.scn" for i in range(59)]
+
+
+def controlled_phase(budget: float, before: float = 1.0) -> float:
+    """The controlled phase of a Linux run: 80% of what the fault loop left."""
+    return (budget - before) * P.plan_shares(False)["controlled"]
+
+
+@pytest.mark.parametrize("budget", [10, 20, 60, 600])
+def test_every_pair_fits_in_any_budget_of_10_s_or_more(budget):
+    n = len(A.pairs(CORPUS59))
+    assert n == 59 * 4
+    phase = controlled_phase(budget)
+    ms = A.first_pass_ms(phase, 2, n)
+    assert A.MIN_BATCH_MS <= ms <= A.MAX_BATCH_MS
+    assert A.covered(phase, 2, n) == n
+    # the fixed plan's one-second batches reached 29 scenarios of 59 at 20 s
+    assert A.seconds_needed(n, 2, 0.8, 1.0) < 10
+
+
+def test_a_budget_too_short_says_how_long_it_needs():
+    n = len(A.pairs(CORPUS59))
+    phase = controlled_phase(3)
+    assert A.covered(phase, 2, n) < n
+    need = A.seconds_needed(n, 2, 0.8, 1.0)
+    assert 3 < need < 10
+    assert A.covered(controlled_phase(need), 2, n) == n
+
+
+def test_first_pass_leaves_half_the_phase_to_the_allocation_when_it_can():
+    n = len(A.pairs(CORPUS59))
+    phase = controlled_phase(60)
+    ms = A.first_pass_ms(phase, 2, n)
+    assert abs(ms * n / (phase * 1000 * 2) - A.FIRST_PASS_SHARE) < 0.01
+
+
+def feed(src, outcome, batches):
+    """Runs `batches` batches of src in order, each outcome(pair) = (new, seconds)."""
+    got = []
+    for _ in range(batches):
+        assert src.ready()
+        b = src.take()
+        got.append(b)
+        src.done(b, *outcome(A.Pair(b.scenario, b.strategy, b.depth)))
+    return got
+
+
+def test_first_pass_covers_every_pair_then_the_allocation_follows_the_yield():
+    scen = ["a", "b", "c"]
+    src = A.AdaptiveSource(9, scen, P.Shard(1, 1))
+    hot = A.Pair("b", "pct", 2)
+    bs = feed(src, lambda p: (50, 0.1) if p == hot else (0, 0.1), 12 + 400)
+    first = {(b.scenario, b.strategy, b.depth) for b in bs[:12]}
+    assert first == {(s, st, d) for s in scen for st, d in P.ROTATION}
+    later = [(b.scenario, b.strategy, b.depth) for b in bs[12:]]
+    share = later.count(("b", "pct", 2)) / len(later)
+    assert share > 0.8, share
+    # every other pair keeps its token share (10% over 12 pairs: ~3 of 400)
+    assert len(set(later)) >= 8
+
+
+def test_allocation_is_a_function_of_master_seed_and_outcomes_only():
+    def run(master, outcome):
+        src = A.AdaptiveSource(master, ["a", "b", "c"], P.Shard(1, 1))
+        return [(b.k, b.scenario, b.strategy, b.depth, b.base) for b in feed(src, outcome, 60)]
+    yields = lambda p: ((7 if p.scenario == "a" else 1), 0.2)  # noqa: E731
+    assert run(3, yields) == run(3, yields)
+    assert run(3, yields) != run(4, yields)
+
+
+def test_sampled_scenarios_get_the_larger_share():
+    src = A.AdaptiveSource(5, ["a", "b"], P.Shard(1, 1), sampled={"b"})
+    bs = feed(src, lambda p: (1, 0.1), 8 + 400)
+    later = [b.scenario for b in bs[8:]]
+    assert later.count("b") > 2.5 * later.count("a"), (later.count("a"), later.count("b"))
+
+
+def test_a_slow_sampled_scenario_still_gets_the_larger_share():
+    """Its yield a second is low (its runs are slow), yet each of its pairs
+    gets at least SAMPLED_WEIGHT times an even split of the batches."""
+    scen = [f"s{i}" for i in range(9)] + ["slow"]
+    src = A.AdaptiveSource(5, scen, P.Shard(1, 1), sampled={"slow"})
+    bs = feed(src, lambda p: (1, 1.0) if p.scenario == "slow" else (100, 0.2), 40 + 2000)
+    later = [b.scenario for b in bs[40:]]
+    even = len(later) / len(scen)
+    assert later.count("slow") > 0.9 * A.SAMPLED_WEIGHT * even, (later.count("slow"), even)
+    probs = dict((p.scenario + p.strategy + str(p.depth), w) for p, w in
+                 A.weights(src.stats, {"slow"}, set()))
+    assert abs(sum(probs.values()) - 1) < 1e-9
+
+
+def test_adaptive_shards_stay_disjoint_and_each_makes_a_first_pass():
+    seen = {}
+    for i in (1, 2, 3):
+        src = A.AdaptiveSource(7, ["a", "b", "c", "d"], P.Shard(i, 3))
+        bs = feed(src, lambda p: (1, 0.1), 50)
+        assert {(b.scenario, b.strategy, b.depth) for b in bs[:16]} == \
+            {(s, st, d) for s in "abcd" for st, d in P.ROTATION}
+        for b in bs:
+            assert b.k not in seen and b.base not in seen.values()
+            seen[b.k] = b.base
+
+
+def test_a_scenario_with_no_controlled_run_is_named(fake):
+    p = run_fake(fake, "--seed", "4", "--no-faultloop", "--modes", "controlled", "--jobs", "1",
+                 env={"FAKE_SKIP": "beta,controlled"}, batches=12)
+    assert p.returncode == 0, p.stdout + p.stderr
+    un = results(fake)["plan"]["unrun"]
+    assert [pathlib.Path(n).stem for n in un["scenarios"]] == ["beta"]
+    assert len(un["pairs"]) == 4
+    assert re.search(r"8 of 12 \(scenario, strategy, depth\) pairs ran", p.stdout), p.stdout
+    assert re.search(r"WARNING: 1 scenarios had no controlled run: \S*beta\.scn", p.stdout), p.stdout
+
+
+def test_a_sampled_scenario_gets_the_larger_share_of_the_allocated_batches(fake):
+    """The batch says the scenario is sampled; after the first pass (12
+    batches) the allocation gives it the larger share; results.json names it."""
+    run_fake(fake, "--seed", "6", "--no-faultloop", "--modes", "controlled", "--jobs", "1",
+             env={"FAKE_SAMPLED": "gamma"}, batches=12 + 60)
+    later = [c[-1] for c in calls(fake)][12:]
+    assert sum("gamma" in c for c in later) > len(later) / 2, later
+    r = results(fake)
+    assert [pathlib.Path(n).stem for n in r["plan"]["sampled"]] == ["gamma"]
+
+
+def test_bench_runs_both_plans_with_one_seed_and_budget(fake):
+    """ci/stress_bench.py: the fixed plan (1 s batches in rotation) and
+    today's (a first pass sized from the budget) on one seed and budget,
+    one after the other; both rows in bench.json."""
+    e = dict(os.environ, FAKE_LOG=str(fake["log"]))
+    p = subprocess.run([sys.executable, str(REPO / "ci" / "stress_bench.py"), "--build", str(fake["build"]),
+                        "--seconds", "3", "--seed", "21", "--scenarios", str(fake["scen"]),
+                        "--out", str(fake["tmp"] / "bench")],
+                       capture_output=True, text=True, env=e, cwd=fake["tmp"], timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    b = json.loads((fake["tmp"] / "bench" / "bench.json").read_text())
+    assert set(b["plans"]) == {"fixed", "adaptive"} and b["seed"] == "21"
+    for row in b["plans"].values():
+        assert row["pairs"] == 12 and row["runs"] > 0 and row["behaviour_classes"] <= 13 * 3
+    ms = [int(c[c.index("--max-ms") + 1]) for c in calls(fake)]
+    # the fixed plan's first batch is a second; today's first pass cuts the
+    # 3 s over the 12 pairs on 2 workers (half of it: ~250 ms)
+    assert ms[0] == 1000, ms[:3]
+    assert any(100 <= m <= 300 for m in ms), ms
+    assert "behaviour_classes" in p.stdout and "pairs_run" in p.stdout, p.stdout
+
+
+def test_a_requirement_a_pair_reaches_first_is_counted_for_that_pair(fake):
+    """The batch says which `require` lines its runs reached; the pair that
+    reached one first has it in results.json (pairs.NAME.pct2), and it
+    counts in that batch's yield (REACH_VALUE classes)."""
+    run_fake(fake, "--seed", "6", "--no-faultloop", "--modes", "controlled", "--jobs", "1",
+             env={"FAKE_REACH": "beta"}, batches=12 + 12)
+    pairs = results(fake)["pairs"]
+    beta = next(v for k, v in pairs.items() if "beta" in k)
+    assert beta["pct2"]["requires_reached"] == 1, beta
+    assert all(v["requires_reached"] == 0 for k, v in beta.items() if k != "pct2"), beta
+    assert all(v["requires_reached"] == 0 for n, per in pairs.items() if "beta" not in n for v in per.values())
 
 
 def test_run_and_stress_batch_use_one_pct_k(tmp_path):

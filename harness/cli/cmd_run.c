@@ -34,22 +34,26 @@ typedef struct tally {
      * scheduler (one that never preempts) must get */
     uint64_t *seen;
     uint64_t distinct;
+    /* distinct behaviour classes (sched_result.trace_hash), the same way:
+     * runs that differ only in the order of independent steps are one */
+    uint64_t *class_seen;
+    uint64_t classes;
     /* reach: runs per strategy (sched_strategy_kind) and, per
      * requirement, the runs that reached it */
     uint64_t runs_by[SCHED_STRATEGY_COUNT];
     uint64_t reached[SCHED_STRATEGY_COUNT][SCN_MAX_REQUIRES];
 } tally;
 
-static void note_interleaving(tally *t, uint64_t h) {
+static void note_distinct(uint64_t **seen, uint64_t *n, uint64_t h) {
     uint64_t i;
-    if (!t->seen) t->seen = calloc(DISTINCT_CAP, sizeof *t->seen);
-    if (!t->seen || t->distinct >= DISTINCT_CAP / 2) return;
+    if (!*seen) *seen = calloc(DISTINCT_CAP, sizeof **seen);
+    if (!*seen || *n >= DISTINCT_CAP / 2) return;
     if (h == 0) h = 1;
     for (i = h & (DISTINCT_CAP - 1);; i = (i + 1) & (DISTINCT_CAP - 1)) {
-        if (t->seen[i] == h) return;
-        if (t->seen[i] == 0) {
-            t->seen[i] = h;
-            t->distinct++;
+        if ((*seen)[i] == h) return;
+        if ((*seen)[i] == 0) {
+            (*seen)[i] = h;
+            (*n)++;
             return;
         }
     }
@@ -170,7 +174,8 @@ static bool after_run(void *ctx, uint64_t j, const scn_run_opts *ro, const scn_r
     for (q = 0; q < w->s->nrequires; q++)
         if (r->reached >> q & 1) t->reached[ro->strategy][q]++;
     t->steps += r->steps;
-    note_interleaving(t, r->interleaving_hash);
+    note_distinct(&t->seen, &t->distinct, r->interleaving_hash);
+    note_distinct(&t->class_seen, &t->classes, r->trace_hash);
     if (r->choice_points > w->max_choice) w->max_choice = r->choice_points;
     if (!r->passed) {
         t->failures++;
@@ -242,6 +247,7 @@ static const char *strategy_option_unread(const options *o) {
  * in the sibling binary, which prints its own line and total) */
 typedef struct verify_total {
     uint64_t scenarios, complete, failures, runs, traces, pruned;
+    uint64_t sampled; /* incomplete files that say `sampled`: not a failure to prove */
     double seconds;
 } verify_total;
 
@@ -322,6 +328,7 @@ static int print_proof(const scn_scenario *s, const options *o, const tally *t, 
         scn_json_u64(&j, "preemptions", o->preemptions);
         scn_json_bool(&j, "por", o->por);
         scn_json_bool(&j, "complete", sched_dfs_complete(d));
+        if (s->sampled[0]) scn_json_str(&j, "sampled", s->sampled);
         scn_json_u64(&j, "failures", t->failures);
         scn_json_u64(&j, "runs", sched_dfs_runs(d));
         scn_json_u64(&j, "traces", sched_dfs_traces(d));
@@ -333,10 +340,16 @@ static int print_proof(const scn_scenario *s, const options *o, const tally *t, 
     } else
         printf("VERIFY %s  %s at <= %u preemptions%s: %llu traces, %llu runs, %llu redundant, %llu options "
                "pruned, %llu failures, %.2f s\n",
-               s->path, ok ? "PROVEN" : t->failures ? "FAILED" : "INCOMPLETE", o->preemptions,
-               o->por ? "" : " (no reduction)", (unsigned long long)sched_dfs_traces(d),
+               s->path, ok ? "PROVEN" : t->failures ? "FAILED" : s->sampled[0] ? "SAMPLED" : "INCOMPLETE",
+               o->preemptions, o->por ? "" : " (no reduction)", (unsigned long long)sched_dfs_traces(d),
                (unsigned long long)sched_dfs_runs(d), (unsigned long long)sched_dfs_blocked_runs(d),
                (unsigned long long)sched_dfs_pruned(d), (unsigned long long)t->failures, secs);
+    /* a file that says it is sampled is left to stress, by its own reason */
+    if (!ok && !t->failures && s->sampled[0]) {
+        vt->sampled++;
+        if (!o->json) printf("  sampled: %s\n", s->sampled);
+        return 0;
+    }
     return !ok && !t->failures ? 4 : 0;
 }
 
@@ -351,15 +364,19 @@ static void print_verify_total(const options *o, const verify_total *vt) {
         scn_json_u64(&j, "runs", vt->runs);
         scn_json_u64(&j, "traces", vt->traces);
         scn_json_u64(&j, "pruned", vt->pruned);
+        if (vt->sampled) scn_json_u64(&j, "sampled", vt->sampled);
         scn_json_fixed(&j, "seconds", 3, vt->seconds);
         scn_json_end(&j);
-    } else
+    } else {
         printf("VERIFY TOTAL  %llu of %llu scenarios complete at <= %u preemptions (%.0f%%), %llu failures, "
-               "%llu traces, %llu runs, %llu options pruned, %.2f s\n",
+               "%llu traces, %llu runs, %llu options pruned, %.2f s",
                (unsigned long long)vt->complete, (unsigned long long)vt->scenarios, o->preemptions,
                100.0 * (double)vt->complete / (double)vt->scenarios, (unsigned long long)vt->failures,
                (unsigned long long)vt->traces, (unsigned long long)vt->runs, (unsigned long long)vt->pruned,
                vt->seconds);
+        if (vt->sampled) printf("; %llu sampled (left to stress)", (unsigned long long)vt->sampled);
+        printf("\n");
+    }
 }
 
 /* A seeded campaign's summary line (PASS/FAIL/NOT-EXERCISED, or its JSON),
@@ -402,6 +419,10 @@ static int print_summary(const scn_scenario *s, const options *o, tally *t, uint
         scn_json_fixed(&j, "schedules_per_sec", 1, t->seconds > 0 ? (double)t->runs / t->seconds : 0.0);
         scn_json_u64(&j, "distinct_interleavings", t->distinct);
         scn_json_bool(&j, "distinct_is_lower_bound", t->distinct >= DISTINCT_CAP / 2);
+        if (!o->native) {
+            scn_json_u64(&j, "behaviour_classes", t->classes);
+            scn_json_bool(&j, "classes_is_lower_bound", t->classes >= DISTINCT_CAP / 2);
+        }
         scn_json_bool(&j, "exercised", !unexercised);
         scn_json_bool(&j, "reached", !unreached);
         scn_json_end(&j);
@@ -413,11 +434,13 @@ static int print_summary(const scn_scenario *s, const options *o, tally *t, uint
                scn_pool_backend_name());
     } else {
         /* the count stops at DISTINCT_CAP / 2: say so, not a silent 2048 */
-        printf("%s %s  runs=%llu failures=%llu schedules/s=%.1f steps/run=%.0f interleavings=%s%llu\n",
+        printf("%s %s  runs=%llu failures=%llu schedules/s=%.1f steps/run=%.0f interleavings=%s%llu "
+               "classes=%s%llu\n",
                t->failures || unexercised ? "FAIL" : unreached ? "NOT-EXERCISED" : "PASS", s->path, (unsigned long long)t->runs,
                (unsigned long long)t->failures, t->seconds > 0 ? (double)t->runs / t->seconds : 0.0,
                t->runs ? (double)t->steps / (double)t->runs : 0.0,
-               t->distinct >= DISTINCT_CAP / 2 ? "at least " : "", (unsigned long long)t->distinct);
+               t->distinct >= DISTINCT_CAP / 2 ? "at least " : "", (unsigned long long)t->distinct,
+               t->classes >= DISTINCT_CAP / 2 ? "at least " : "", (unsigned long long)t->classes);
     }
     return rc;
 }
@@ -456,7 +479,11 @@ static int run_scenario(const scn_scenario *s, const options *o, verify_total *v
     obs.after = after_run;
     obs.refused = NULL; /* a run that cannot start ends the campaign: exit 2 */
     switch (scn_campaign_run(s, &co, &obs, &res)) {
-    case SCN_CAMPAIGN_NO_MEMORY: scn_campaign_result_free(&res); free(t.seen); return -1;
+    case SCN_CAMPAIGN_NO_MEMORY:
+        scn_campaign_result_free(&res);
+        free(t.seen);
+        free(t.class_seen);
+        return -1;
     case SCN_CAMPAIGN_BAD_RUN:
         fprintf(stderr, "tpheal-harness: %s\n", res.reason);
         rc = 2;
@@ -482,6 +509,7 @@ static int run_scenario(const scn_scenario *s, const options *o, verify_total *v
     t.seconds = scn_wall_seconds() - w.t0;
     rc = worse(rc, print_summary(s, o, &t, w.max_choice));
     free(t.seen);
+    free(t.class_seen);
     fflush(stdout);
     return rc;
 }

@@ -239,6 +239,7 @@ typedef struct scn_scenario {
     char purpose[160];
     uint64_t content_hash; /* FNV-1a of the file bytes */
     bool fail_fast_build;
+    char sampled[160];     /* `sampled "why"`: the reason the bounded search cannot finish it ("" none) */
     uint64_t settle;       /* extra virtual time to run after the threads end */
     scn_outcome outcome;
     char outcome_text[64]; /* MISUSE / FAIL_FAST: substring the report or reason must contain ("" any) */

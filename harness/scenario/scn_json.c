@@ -76,6 +76,12 @@ void scn_json_item_str(scn_json *j, const char *s) {
     json_string(j->f, s);
 }
 
+void scn_json_item_u64(scn_json *j, uint64_t v) {
+    assert(j->close[j->depth] == ']');
+    next_member(j);
+    fprintf(j->f, "%llu", (unsigned long long)v);
+}
+
 void scn_json_close(scn_json *j) {
     assert(j->depth > 0); /* the line's own object ends with scn_json_end */
     fputc(j->close[j->depth], j->f);

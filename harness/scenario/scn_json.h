@@ -45,6 +45,7 @@ void scn_json_array(scn_json *j, const char *key);
 void scn_json_object(scn_json *j, const char *key);
 void scn_json_item_object(scn_json *j);
 void scn_json_item_str(scn_json *j, const char *s);
+void scn_json_item_u64(scn_json *j, uint64_t v);
 void scn_json_close(scn_json *j);
 /* }, a newline, and a flush: a line is out before anything that may crash.
  * Every nested array and object must have been closed. */

@@ -23,7 +23,7 @@ const char *const scn_statement_words[] = {
 #define SCN_STATEMENT_KIND_(kind, word) word,
     SCN_OBJ_KIND_MAP(SCN_STATEMENT_KIND_)
 #undef SCN_STATEMENT_KIND_
-    "thread", "callback", "hold", "fault", "expect", "build", "settle", "require"};
+    "thread", "callback", "hold", "fault", "expect", "build", "settle", "require", "sampled"};
 const size_t scn_statement_word_count = sizeof scn_statement_words / sizeof scn_statement_words[0];
 
 typedef struct frame {
@@ -39,6 +39,41 @@ static bool parse_build(scn_parser *p) {
     if (!kw_eq(t->text, "fail_fast")) return scn_error_tok(p, p->pos - 1, "unknown build '%s' (fail-fast)", t->text);
     p->s->fail_fast_build = true;
     return scn_expect_end(p);
+}
+
+/* `sampled "why"` at the top level: the scenario says the bounded search
+ * cannot finish it and why.  The reason is free text, so the line is read
+ * here, before the lexer (which has no strings).  -1: the line is not a
+ * `sampled` statement; 0: an error was reported (scn_error_at returns
+ * false); 1: read. */
+static int parse_sampled(scn_parser *p, const char *t, size_t n, int line) {
+    const char *kw = "sampled";
+    size_t k = 0, kl = strlen(kw), b, i;
+    while (k < n && (t[k] == ' ' || t[k] == '\t')) k++;
+    if (n - k < kl || memcmp(t + k, kw, kl) != 0) return -1;
+    if (k + kl < n && t[k + kl] != ' ' && t[k + kl] != '\t' && t[k + kl] != '"' && t[k + kl] != '\r') return -1;
+    k += kl;
+    while (k < n && (t[k] == ' ' || t[k] == '\t')) k++;
+    if (k >= n || t[k] != '"')
+        return scn_error_at(p, line, (int)k + 1, "`sampled` needs its reason in double quotes: sampled \"why\"");
+    b = ++k;
+    while (k < n && t[k] != '"') {
+        unsigned char c = (unsigned char)t[k];
+        if (c < 0x20 || c >= 0x7f)
+            return scn_error_at(p, line, (int)k + 1, "a `sampled` reason is printable ASCII");
+        k++;
+    }
+    if (k >= n) return scn_error_at(p, line, (int)b, "the `sampled` reason is not closed by '\"'");
+    if (k == b) return scn_error_at(p, line, (int)b, "the `sampled` reason says nothing");
+    if (k - b >= sizeof p->s->sampled)
+        return scn_error_at(p, line, (int)b, "the `sampled` reason is longer than %d characters",
+                            (int)sizeof p->s->sampled - 1);
+    if (p->s->sampled[0]) return scn_error_at(p, line, 1, "a second `sampled` line");
+    for (i = k + 1; i < n && (t[i] == ' ' || t[i] == '\t' || t[i] == '\r'); i++) {}
+    if (i < n && t[i] != '#') return scn_error_at(p, line, (int)i + 1, "unexpected text after the `sampled` reason");
+    memcpy(p->s->sampled, t + b, k - b);
+    p->s->sampled[k - b] = '\0';
+    return 1;
 }
 
 /* The object kind a declaration's first word names, or -1. */
@@ -94,6 +129,15 @@ static bool parse_text(scn_parser *p, const char *text, size_t len) {
             at = e + 1;
             if (e >= len) break;
             continue;
+        }
+        if (depth < 0) {
+            int r = parse_sampled(p, text + at, e - at, line);
+            if (r == 0) return false;
+            if (r == 1) {
+                at = e + 1;
+                if (e >= len) break;
+                continue;
+            }
         }
         scn_lex_line(text + at, e - at, line, &ln);
         at = e + 1;

@@ -120,6 +120,10 @@ typedef struct sched_result {
     uint64_t interleaving_hash; /* hash of (step, thread) at each switch: equal hash <=>
                                    (almost surely) the same interleaving */
     uint64_t choice_hash;       /* hash of the full choice stream (picks + rt_choose) */
+    uint64_t trace_hash;        /* the behaviour class: a hash of the run's Mazurkiewicz trace
+                                   under the reduction's dependency relation (sched_trace.c);
+                                   runs differing only in the order of independent steps
+                                   share it.  0 if it could not be computed (out of memory) */
     char *schedule;             /* malloc'd replay string, see README.md */
     char *blocked_report;       /* malloc'd, non-OK runs: one line per unfinished thread
                                    and what it waits on; NULL for SCHED_OK */

@@ -133,6 +133,7 @@ static void destroy(sched *s) {
     free(s->timed);
     free(s->replay);
     free(s->out);
+    sched_trace_free(s);
     free(s);
 }
 
@@ -172,6 +173,7 @@ int sched_run(const sched_options *opt, rt_thread_fn main_fn, void *arg, sched_r
     s->next_deadline = RT_FOREVER;
     s->step_time = s->opt.time == SCHED_TIME_IDLE ? 0 : SCHED_STEP_TIME;
     s->strategy = sched_strategy_for(s->opt.strategy);
+    s->fp = true; /* every controlled run computes its behaviour class */
     s->strategy->run_start(s);
     sched_record_start(s);
     sched_fiber_main(&s->main);
@@ -220,6 +222,7 @@ int sched_run(const sched_options *opt, rt_thread_fn main_fn, void *arg, sched_r
     out->fibers_peak = s->fibers_peak;
     out->interleaving_hash = s->ihash;
     out->choice_hash = s->chash;
+    out->trace_hash = sched_trace_hash(s);
     out->schedule = sched_record_finish(s);
     out->blocked_report = s->status == SCHED_OK ? NULL : sched_blocked_report(s);
     out->lock_waiters = 0;

@@ -67,7 +67,7 @@ static void fire_due(sched *s, bool settled) {
         } else if (t->deadline <= s->now) {
             /* what a deadline does depends on the step count: the step it
              * fires in depends on every other */
-            if (s->por) sched_por_clock(s);
+            if (s->fp) sched_fp_clock(s);
             sched_timed_remove(s, t);
             if (t->state == TS_WAIT) {
                 /* a timeout: t->woken stays false (rt_wait cleared it, and
@@ -124,7 +124,7 @@ static void advance_to_deadline(sched *s) {
     if (earliest > s->now) s->now = earliest;
     if (!s->step_time) {
         s->steps_at_jump = s->steps;
-        if (s->por) sched_por_time_jump(s);
+        if (s->fp) sched_fp_time_jump(s);
     }
     fire_due(s, settled);
     /* The earliest deadline has come, so someone woke: if not, the timed
@@ -139,8 +139,8 @@ static rt_thread *pick_next(sched *s) {
      * while its holder can: no choice, and the step goes on. */
     if (!s->step_time && t && t->atomic_held && t->runnable_at != SCHED_NONE) return t;
     /* Past that, another thread may run while t holds its scoped section. */
-    if (s->por && t && t->scoped_lock) sched_lock_seen(s, t);
-    if (s->por) sched_por_point(s);
+    if (s->fp && t && t->scoped_lock) sched_lock_seen(s, t);
+    if (s->fp) sched_fp_point(s);
     if (!s->step_time && s->ntimed && s->steps - s->steps_at_jump >= SCHED_IDLE_BUSY_POINTS) advance_to_deadline(s);
     while (s->nrunnable == 0) advance_to_deadline(s);
     if (s->nrunnable == 1) return s->runnable[0];
@@ -187,7 +187,7 @@ void sched_reschedule(sched *s) {
 static void thread_exit(sched *s, rt_thread *t) {
     rt_thread *next;
     sched_tsan_quiet_begin(t); /* never ended: the fiber is forgotten */
-    if (s->por) sched_por_touch(s, SCHED_POR_THREAD_KEY(t->id), true); /* its joiner reads it */
+    if (s->fp) sched_fp_touch(s, SCHED_POR_THREAD_KEY(t->id), true); /* its joiner reads it */
     sched_make_blocked(s, t, TS_FINISHED);
     if (t->joiner) sched_make_runnable(s, t->joiner);
     /* The exit is ordered before the join, and before the run's end. */
@@ -266,19 +266,21 @@ rt_thread *sched_spawn_thread(sched *s, const char *name, rt_thread_fn fn, void 
 void sched_fail_oom(sched *s) { sched_end(s, SCHED_MISUSE, "out of memory (thread or fiber stack)"); }
 
 void sched_end(sched *s, sched_status status, const char *fmt, ...) {
-    if (s->por) {
+    if (s->fp) {
         /* The last step's races count too (por off first: a failure in
          * there ends the run through here again).  Ending the run is
          * dependent with every step: whatever had not run yet never will
          * (a fail-fast scenario went from 59 runs to 2 without this). */
         uint32_t i;
+        bool por = s->por;
         for (i = 0; i < s->nthreads; i++)
             if (s->threads[i] != s->current && s->threads[i]->state != TS_FINISHED) {
-                sched_por_all(s);
+                sched_fp_all(s);
                 break;
             }
-        s->por = false;
-        sched_por_end(s);
+        s->por = s->fp = false;
+        if (por) sched_por_end(s);
+        sched_trace_end(s);
     }
     s->status = status;
     s->reason[0] = '\0';

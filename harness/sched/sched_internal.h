@@ -109,6 +109,33 @@ typedef struct sched_race {
     char thread_name[SCHED_RACE_THREADS][48];
 } sched_race;
 
+/* The behaviour class of a run (sched_trace.c): each object's highest
+ * write and read level, each thread's last level and step count, and the
+ * running step's footprint. */
+typedef struct sched_trace_obj {
+    uintptr_t key;
+    uint32_t wl, rl;
+} sched_trace_obj;
+#define SCHED_TRACE_SPAWNS 8u /* children a step spawns that it keeps apart */
+typedef struct sched_trace {
+    sched_trace_obj *obj;   /* open addressing, key 0 free */
+    size_t cap, n;
+    uintptr_t *sorted;      /* the same keys in address order (forget) */
+    size_t nsorted, sortcap;
+    uint32_t *tlev, *tidx;  /* by thread id - 1 */
+    uint32_t tcap;
+    uint32_t floor, maxlev, time_wl;
+    uint64_t hash;
+    bool failed;            /* out of memory: no class for this run */
+    /* the running step */
+    bool open, writes_all, pending_all;
+    uint32_t thread, nkeys, nwrites, nspawned;
+    uintptr_t key[8];       /* POR_MAXK */
+    bool write[8];
+    uint32_t spawned[SCHED_TRACE_SPAWNS];
+    uint64_t content;       /* rt_choose values */
+} sched_trace;
+
 typedef struct sched {
     sched_options opt;
     const sched_strategy *strategy;
@@ -137,6 +164,8 @@ typedef struct sched {
     sched_race race;
     sched_status status;
     bool por; /* dfs with partial-order reduction: every point feeds strategy_dfs_por.c */
+    bool fp;  /* footprints recorded (every controlled run): sched_fp_* feed the class and the reduction */
+    sched_trace tr;
     char reason[256];
 
     union {
@@ -221,8 +250,28 @@ void sched_por_point(sched *);           /* a point: the running step ends */
 void sched_por_spawned(sched *, rt_thread *); /* the running step spawned it */
 void sched_por_end(sched *);             /* the run ends: the last step, and who never ran again */
 #define SCHED_POR_THREAD_KEY(id) ((uintptr_t)(id) * 16u + 8u) /* no object lives there */
+/* sched_trace.c: the behaviour class (every controlled run), and the
+ * sched_fp_* calls that feed both it and the reduction (s->fp only). */
+void sched_trace_touch(sched *, uintptr_t key, bool write);
+void sched_trace_forget(sched *, uintptr_t p, size_t n);
+void sched_trace_clock(sched *);
+void sched_trace_all(sched *);
+void sched_trace_time_jump(sched *);
+void sched_trace_point(sched *);
+void sched_trace_spawned(sched *, rt_thread *);
+void sched_trace_choose(sched *, uint32_t value);
+void sched_trace_end(sched *);
+uint64_t sched_trace_hash(const sched *);
+void sched_trace_free(sched *);
+void sched_fp_touch(sched *, uintptr_t key, bool write);
+void sched_fp_forget(sched *, uintptr_t p, size_t n);
+void sched_fp_clock(sched *);
+void sched_fp_all(sched *);
+void sched_fp_time_jump(sched *);
+void sched_fp_point(sched *);
+void sched_fp_spawned(sched *, rt_thread *);
 static inline void sched_touch(sched *s, const void *obj, bool write) {
-    if (s->por) sched_por_touch(s, (uintptr_t)obj, write);
+    if (s->fp) sched_fp_touch(s, (uintptr_t)obj, write);
 }
 
 /* One scheduling point's clock and bounds; inline because it runs at every

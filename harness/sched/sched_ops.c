@@ -22,7 +22,7 @@ static rt_thread *op_spawn(const char *name, rt_thread_fn fn, void *arg, bool da
     sched_tick(s);
     t = sched_spawn_thread(s, name, fn, arg, daemon);
     if (!t) sched_fail_oom(s);
-    if (s->por) sched_por_spawned(s, t); /* its steps come after this one */
+    if (s->fp) sched_fp_spawned(s, t); /* its steps come after this one */
     sched_reschedule(s);
     sched_tsan_quiet_end(me);
     return t;
@@ -34,14 +34,14 @@ static void op_join(rt_thread *t) {
     sched_tsan_quiet_begin(cur);
     sched_tick(s);
     if (!t || t == cur || t->joined || t->joiner) misuse(s, "rt_join of self or twice", t ? t->id : 0);
-    if (s->por) sched_por_touch(s, SCHED_POR_THREAD_KEY(t->id), false); /* finished yet? */
+    if (s->fp) sched_fp_touch(s, SCHED_POR_THREAD_KEY(t->id), false); /* finished yet? */
     if (t->state != TS_FINISHED) {
         t->joiner = cur;
         cur->blocked_thread = t;
         sched_make_blocked(s, cur, TS_JOIN);
     }
     sched_reschedule(s);
-    if (s->por) sched_por_touch(s, SCHED_POR_THREAD_KEY(t->id), false);
+    if (s->fp) sched_fp_touch(s, SCHED_POR_THREAD_KEY(t->id), false);
     t->joined = true;
     if (!cur->quiet_held) sched_hb_acquire(&t->joined);
     sched_tsan_quiet_end(cur);
@@ -137,7 +137,7 @@ static bool op_wait(rt_waitq *q, rt_lock *l, uint64_t deadline, const char *what
     if (sl->owner != cur) misuse(s, "rt_wait without holding its lock", sl->id);
     if (edge) sched_hb_release(l);
     sched_touch(s, q, true);
-    if (deadline != RT_FOREVER && s->por) sched_por_clock(s);
+    if (deadline != RT_FOREVER && s->fp) sched_fp_clock(s);
     scoped = sl->scoped;
     sched_lock_give(s, sl);
     cur->woken = false;
@@ -161,11 +161,11 @@ static bool op_wait(rt_waitq *q, rt_lock *l, uint64_t deadline, const char *what
  * count (the waiter may have timed out): such a wake reads the clock. */
 static void touch_queue(sched *s, rt_waitq *q, sched_waitq *sq) {
     rt_thread *w;
-    if (!s->por) return;
-    sched_por_touch(s, (uintptr_t)q, true);
+    if (!s->fp) return;
+    sched_fp_touch(s, (uintptr_t)q, true);
     for (w = sq->head; w; w = w->qnext)
         if (w->timed_at != SCHED_NONE) {
-            sched_por_clock(s);
+            sched_fp_clock(s);
             break;
         }
 }
@@ -205,7 +205,7 @@ static void op_wake_all(rt_waitq *q) {
 
 static uint64_t op_now(void) {
     sched *s = sched_current;
-    if (s->por) sched_por_clock(s);
+    if (s->fp) sched_fp_clock(s);
     return s->now;
 }
 
@@ -214,7 +214,7 @@ static void sleep_until(uint64_t deadline, sched_tstate state) {
     rt_thread *cur = s->current;
     sched_tsan_quiet_begin(cur);
     sched_tick(s);
-    if (s->por) sched_por_clock(s);
+    if (s->fp) sched_fp_clock(s);
     if (deadline > s->now || state == TS_SETTLE) {
         sched_make_blocked(s, cur, state);
         sched_timed_add(s, cur, deadline);
@@ -235,6 +235,7 @@ static uint32_t choose(uint32_t n, bool delay) {
     if (!s->replay || !sched_replay_choose(s, n, &v))
         v = s->strategy->choose ? s->strategy->choose(s, n, delay) : pcg32_bounded(&s->rng, n);
     sched_record_choose(s, v);
+    if (s->fp) sched_trace_choose(s, v);
     /* the value marked by bit 63 (a pick's id never has it), then the width:
      * both whole, as 32 + 32 bits and the mark do not fit one word */
     s->chash = sched_mix(sched_mix(s->chash, ((uint64_t)1 << 63) | v), n);
@@ -253,13 +254,13 @@ static void op_end_process(const char *reason) {
 
 static void op_access(const volatile void *obj, rt_access_kind k) {
     sched *s = sched_current;
-    if (s->por) sched_por_touch(s, (uintptr_t)obj, k == RT_WRITE);
+    if (s->fp) sched_fp_touch(s, (uintptr_t)obj, k == RT_WRITE);
 }
 
 /* Also called at a process's end, after the run (sched_current may be NULL). */
 static void op_forget(const void *p, size_t n) {
     sched *s = sched_current;
-    if (s && s->por) sched_por_forget(s, (uintptr_t)p, n);
+    if (s && s->fp) sched_fp_forget(s, (uintptr_t)p, n);
 }
 
 const rt_ops sched_controlled_ops = {

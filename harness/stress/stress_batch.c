@@ -18,6 +18,10 @@
  *   {"v":1,"type":"batch","scenario":..., "mode":..., "strategy":..., "depth":D, "pct_steps":K, "base":"0x..",
  *    "first":J, "runs":N, "steps":S, "max_choice_points":C, "elapsed_ms":T,
  *    "hashes":["<16 hex>",...],          distinct interleaving hashes (controlled)
+ *    "classes":["<16 hex>",...],         distinct behaviour classes (controlled):
+ *                                        runs differing only in independent steps' order are one
+ *    "reached":[I,...],                  the `require` lines (0-based) some run reached (controlled)
+ *    "sampled":"why",                    the file's `sampled` reason, when it gives one
  *    "failures_total":F, "failures":[{"j":J,"seed":"0x..","status":..,"line":L,
  *    "reason":..,"kind":..,"schedule":..,"replay":..,"replay_schedule":..}, ...]}
  *                                     (the first max-failures of them)
@@ -180,7 +184,8 @@ typedef struct batch {
     const batch_args *a;
     const char *exe, *model_exe;
     uint64_t t0, steps, max_cp, nfail;
-    stress_hashset seen;
+    stress_hashset seen, classes; /* interleavings; behaviour classes (sched_result.trace_hash) */
+    uint64_t reached;             /* bit i: some run reached the scenario's requirement i */
     kept_failure *kept;
     /* Each run's command is built before it runs (a crash prints it after
      * the crash line), into the buffer the crash line is not reading: a
@@ -216,7 +221,11 @@ static bool after_run(void *ctx, uint64_t j, const scn_run_opts *ro, const scn_r
     stress_run_read(r, &cfg, &out);
     b->steps += out.steps;
     if (out.choice_points > b->max_cp) b->max_cp = out.choice_points;
-    if (a->cfg.mode == STRESS_CONTROLLED) stress_hashset_add(&b->seen, out.interleaving_hash);
+    if (a->cfg.mode == STRESS_CONTROLLED) {
+        stress_hashset_add(&b->seen, out.interleaving_hash);
+        stress_hashset_add(&b->classes, out.trace_hash);
+    }
+    b->reached |= out.reached;
     if (!out.passed) {
         if (b->nfail < a->max_failures) {
             kept_failure *k = &b->kept[b->nfail];
@@ -300,6 +309,7 @@ int tph_stress_batch_main(int argc, char **argv, const char *exe, const char *mo
     bt.model_exe = model_exe;
     bt.kept = kept;
     stress_hashset_init(&bt.seen);
+    stress_hashset_init(&bt.classes);
     bt.t0 = stress_wall_ms();
     /* One campaign, the strategy's seeds from the batch's base.  PCT's k,
      * when not given, is the campaign's one definition (a probe run), and
@@ -330,12 +340,13 @@ int tph_stress_batch_main(int argc, char **argv, const char *exe, const char *mo
         }
         scn_campaign_result_free(&res);
         stress_hashset_free(&bt.seen);
+        stress_hashset_free(&bt.classes);
         scn_free(scn);
         return 3;
     }
     uint64_t runs = res.runs, nfail = bt.nfail, pct_steps = res.pct_steps;
     scn_campaign_result_free(&res);
-    stress_hashset seen = bt.seen;
+    stress_hashset seen = bt.seen, classes = bt.classes;
     scn_json j;
     scn_json_begin(&j, stdout, "batch");
     scn_json_str(&j, "scenario", a.path);
@@ -381,8 +392,24 @@ int tph_stress_batch_main(int argc, char **argv, const char *exe, const char *mo
         scn_json_item_str(&j, hex);
     }
     scn_json_close(&j);
+    if (a.cfg.mode == STRESS_CONTROLLED) {
+        scn_json_array(&j, "classes");
+        if (classes.has_zero) scn_json_item_str(&j, "0000000000000000");
+        for (size_t i = 0; i < classes.cap; i++) {
+            if (!classes.slot[i]) continue;
+            snprintf(hex, sizeof hex, "%016llx", (unsigned long long)classes.slot[i]);
+            scn_json_item_str(&j, hex);
+        }
+        scn_json_close(&j);
+        scn_json_array(&j, "reached");
+        for (size_t i = 0; i < scn->nrequires && i < 64; i++)
+            if (bt.reached >> i & 1) scn_json_item_u64(&j, (uint64_t)i);
+        scn_json_close(&j);
+    }
+    if (scn->sampled[0]) scn_json_str(&j, "sampled", scn->sampled);
     scn_json_end(&j);
     stress_hashset_free(&seen);
+    stress_hashset_free(&classes);
     scn_free(scn);
     return 0;
 }

@@ -41,6 +41,8 @@ void stress_run_read(const scn_run_out *r, const stress_run_cfg *cfg, stress_run
     out->steps = r->steps;
     out->choice_points = r->choice_points;
     out->interleaving_hash = r->interleaving_hash;
+    out->trace_hash = r->trace_hash;
+    out->reached = r->reached;
     if (r->passed)
         copy_text(out->status, sizeof out->status, "ok");
     else if (r->status > 0)

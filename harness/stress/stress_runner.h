@@ -37,6 +37,8 @@ typedef struct stress_run_out {
     uint64_t steps;           /* scheduling points (controlled) */
     uint64_t choice_points;   /* points with more than one runnable thread */
     uint64_t interleaving_hash;
+    uint64_t trace_hash;      /* the behaviour class (sched_result.trace_hash) */
+    uint64_t reached;         /* bit i: the scenario's requirement i was reached */
     /* A deadlock in which the scenario's own threads are stuck in an `await`
      * or a `hold ... until` (and none wants a lock; SCN_FAILURE_SCRIPT_WAIT_DEADLOCK):
      * the scenario waited for a trace point that an injected fault

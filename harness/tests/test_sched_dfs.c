@@ -4,6 +4,7 @@
  * replayed from its schedule string), and a nondeterministic program
  * reported instead of explored wrongly. */
 #include <setjmp.h>
+#include <stdio.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -662,6 +663,7 @@ static void dfs_fair_lapse_ends_every_demotion(void **state) {
 
 typedef struct por_stats {
     uint64_t runs, traces, failures;
+    uint64_t classes; /* distinct sched_result.trace_hash over every run explored */
     bool complete;
     size_t hcap;   /* the object table's slots at the end (--por) */
     uint32_t nobj; /* objects the last run numbered, virtual time included (--por) */
@@ -670,10 +672,17 @@ typedef struct por_stats {
 /* Runs the whole bounded search (plain or reduced) and counts the runs
  * whose `check` is true; `may_end`: a run may end the process (fail-fast
  * programs), which is an outcome like a normal end. */
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 static por_stats explore_runs_on(sched_time_model time, unsigned bound, bool por, rt_thread_fn fn, void *arg,
                                  void (*reset)(void *), bool (*check)(void *), bool may_end) {
     por_stats st;
     sched_dfs *d = sched_dfs_new(bound);
+    static uint64_t class_of[100000];
+    size_t n = 0, i;
     memset(&st, 0, sizeof st);
     assert_non_null(d);
     sched_dfs_set_por(d, por);
@@ -689,8 +698,12 @@ static por_stats explore_runs_on(sched_time_model time, unsigned bound, bool por
         if (r.status != SCHED_OK && !(may_end && r.status == SCHED_PROCESS_ENDED))
             fail_msg("run %llu: %s: %s", (unsigned long long)sched_dfs_runs(d), sched_status_name(r.status), r.reason);
         if (check && check(arg)) st.failures++;
+        assert_true(r.trace_hash != 0);
+        if (n < sizeof class_of / sizeof class_of[0]) class_of[n++] = r.trace_hash;
         sched_result_free(&r);
     } while (sched_dfs_advance(d) && sched_dfs_runs(d) < 100000);
+    qsort(class_of, n, sizeof class_of[0], cmp_u64);
+    for (i = 0; i < n; i++) st.classes += i == 0 || class_of[i] != class_of[i - 1];
     assert_null(sched_dfs_error(d));
     st.runs = sched_dfs_runs(d);
     st.traces = por ? sched_dfs_traces(d) : st.runs;
@@ -875,6 +888,53 @@ static void por_leaves_the_subtree_of_a_redundant_run(void **state) {
         assert_int_equal(r.traces, traces[b]);
         assert_int_equal(r.runs, runs[b]);
         assert_true(f.failures > 0 && r.failures > 0);
+    }
+}
+
+/* The behaviour class (sched_result.trace_hash) on the hand-counted
+ * programs.  two_writes: 2 traces on one word, 1 on two; spawn-and-join: 1,
+ * 2, 2 at bounds 0-2; in both the classes of every run explored, plain or
+ * reduced, are the traces the reduced search proves.  `three` by hand: its
+ * dependent pairs are a's and c's writes of x[0] with each other and with
+ * the other threads' reads of it, 12 orders of them, times 8 values of the
+ * three free chooses: 96 traces, all within one preemption (48 at bound 0,
+ * where only the free switches order them).  The plain search's classes
+ * are exactly those.  The reduced search's "traces" (runs the sleep sets
+ * did not show redundant) are no class count there: 96, 104, 112 runs at
+ * bounds 1-3 repeat classes (8 and 16 of them at bounds 2 and 3), and at
+ * bound 1 they cover 72 of the 96 classes the plain search reaches within
+ * the same bound (its failure, c first, is found all the same:
+ * por_leaves_the_subtree_of_a_redundant_run). */
+static void trace_classes_are_the_traces_the_search_proves(void **state) {
+    static const uint64_t three_by_hand[] = {48, 96, 96, 96}, three_reduced[] = {48, 72, 96, 96};
+    static const uint64_t spawn_traces[] = {1, 2, 2};
+    two_writes w;
+    three t;
+    unsigned b;
+    (void)state;
+    for (b = 0; b <= 2; b++) {
+        por_stats full = explore_por(b, false, tw_main, &w, tw_reset_same, NULL);
+        por_stats same = explore_por(b, true, tw_main, &w, tw_reset_same, NULL);
+        por_stats diff = explore_por(b, true, tw_main, &w, tw_reset_diff, NULL);
+        por_stats diff_full = explore_por(b, false, tw_main, &w, tw_reset_diff, NULL);
+        por_stats sj = explore_por(b, true, spawn_join_main, NULL, NULL, NULL);
+        por_stats sj_full = explore_por(b, false, spawn_join_main, NULL, NULL, NULL);
+        assert_int_equal(same.classes, same.traces);
+        assert_int_equal(same.classes, 2);
+        assert_int_equal(full.classes, 2);
+        assert_int_equal(diff.classes, diff.traces);
+        assert_int_equal(diff.classes, 1);
+        assert_int_equal(diff_full.classes, 1);
+        assert_int_equal(sj.classes, sj.traces);
+        assert_int_equal(sj.classes, spawn_traces[b]);
+        assert_int_equal(sj_full.classes, spawn_traces[b]);
+    }
+    for (b = 0; b <= 3; b++) {
+        por_stats r = explore_por(b, true, three_main, &t, three_reset, NULL);
+        por_stats f = explore_por(b, false, three_main, &t, three_reset, NULL);
+        assert_int_equal(f.classes, three_by_hand[b]);
+        assert_int_equal(r.classes, three_reduced[b]);
+        assert_true(r.classes <= r.traces);
     }
 }
 
@@ -1763,6 +1823,7 @@ static void por_refuses_a_65th_thread(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(dfs_counts_a_spawn_and_a_yield_by_hand),
+        cmocka_unit_test(trace_classes_are_the_traces_the_search_proves),
         cmocka_unit_test(dfs_bound_zero_never_switches_from_a_runnable_thread),
         cmocka_unit_test(dfs_explores_the_extremes_of_every_choose),
         cmocka_unit_test(dfs_spends_the_bound_on_a_late_delay),
