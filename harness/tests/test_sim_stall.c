@@ -56,6 +56,11 @@ static void body_sever_and_release(void) {
     int64_t zero = 0;
     tph_os_timer_set(t, &zero, 0, 0);
     tph_os_work *w = tph_os_work_create(log_work_cb, (void *)(intptr_t)5, NULL);
+    /* The tick is queued by the timer thread, not by the set: wait for it
+     * (a slow timer thread would leave it unqueued after any fixed pause),
+     * then pause for the "nothing dispatches" checks, which a slow thread
+     * can only make pass more easily. */
+    CHECK(simt_until(simt_obj_queued_is_1, t));
     simt_settle();
     ps = simt_pool(NULL);
     CHECK(ps.severed && ps.workers == 0 && ps.callbacks_run == 0);
@@ -148,12 +153,21 @@ static void test_stall_not_on_warm_pool(void **st) {
     simt_run_cfg(body_warm, &c);
 }
 
-/* A pool made cold again by retiring its workers stalls like a new one. */
+/* A pool made cold again by retiring its workers stalls like a new one.
+ * The retire takes idle workers only; the worker goes idle on its own
+ * thread after the wait returned, so the test waits for that state -- a
+ * fixed pause is a real-time bound a loaded machine misses (the worker
+ * still busy, the pool left warm). */
+static bool default_pool_all_idle(void *arg) {
+    (void)arg;
+    sim_pool_stats s = simt_pool(NULL);
+    return s.workers >= 1 && s.idle_workers == s.workers;
+}
 static void body_cold_again(void) {
     tph_os_work *wk = tph_os_work_create(log_work_cb, NULL, NULL);
     tph_os_work_submit(wk);
     tph_os_work_wait(wk, false);
-    simt_settle();
+    CHECK(simt_until(default_pool_all_idle, NULL));
     sim_pool_retire_idle_workers(NULL);
     CHECK(simt_pool(NULL).started_workers == 0);
     sim_pool_hold_factory(NULL, true);

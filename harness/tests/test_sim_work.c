@@ -214,14 +214,24 @@ static void test_pool_idle_timeout(void **st) {
     simt_run_cfg(body_idle_timeout, &c);
 }
 
-/* sim_pool_retire_idle_workers makes the pool cold at once. */
+/* sim_pool_retire_idle_workers makes the pool cold at once.  It retires
+ * only idle workers, and the worker goes idle on its own thread after the
+ * callback returned (after the wait above returns): waiting for that state,
+ * not for a pause, is what a slow worker thread cannot turn into a failure
+ * -- a 30 ms pause before the retire is a real-time bound a loaded machine
+ * misses, leaving the worker still busy and the pool warm. */
+static bool default_pool_all_idle(void *arg) {
+    (void)arg;
+    sim_pool_stats s = simt_pool(NULL);
+    return s.workers >= 1 && s.idle_workers == s.workers;
+}
 static void body_force_retire(void) {
     memset(&g_count, 0, sizeof g_count);
     tph_os_work *w = tph_os_work_create(count_cb, &g_count, NULL);
     tph_os_work_submit(w);
     tph_os_work_wait(w, false);
     CHECK(simt_pool(NULL).started_workers >= 1);
-    simt_settle(); /* the worker goes idle after the callback returned */
+    CHECK(simt_until(default_pool_all_idle, NULL));
     sim_pool_retire_idle_workers(NULL);
     sim_pool_stats ps = simt_pool(NULL);
     CHECK(ps.started_workers == 0 && ps.workers == 0 && ps.workers_retired >= 1);
