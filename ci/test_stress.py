@@ -801,6 +801,12 @@ def real_pass(tmp_path, sanitize=None):
 BROKEN = {"sanitizer", "crash", "timeout", "bad-output", "bad-input"}
 
 
+def cpu_seconds(pid: int) -> float:
+    """user + system CPU time of a live process (Linux: /proc/PID/stat)."""
+    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def test_real_crash_line_names_the_run_with_the_harness_replay(tmp_path):
     """A batch stopped inside a run (SIGABRT: what the driver sends an
     overrunning batch) names the run and the command `run` prints for it:
@@ -813,7 +819,14 @@ def test_real_crash_line_names_the_run_with_the_harness_replay(tmp_path):
     proc = subprocess.Popen([str(h), "stress-batch", "--mode", "controlled", "--strategy", "pct", "--depth", "2",
                              "--pct-steps", "50", "--base", "0x7", "--max-ms", "60000", scn],
                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(0.5)
+    # Abort once the batch has spent 0.3 s of CPU time, not after a real-time
+    # pause: parsing and setup take milliseconds of CPU, so by then it is inside
+    # its runs whatever the load (a 0.5 s sleep was a bound on the harness's
+    # start-up that a loaded runner could miss).  60 s of patience, then fail.
+    deadline = time.monotonic() + 60
+    while cpu_seconds(proc.pid) < 0.3:
+        assert proc.poll() is None and time.monotonic() < deadline, "the batch ended or never ran"
+        time.sleep(0.02)
     proc.send_signal(signal.SIGABRT)
     _, err = proc.communicate(timeout=60)
     m = H.CRASH_RE.search(err)
