@@ -473,7 +473,7 @@ def test_harness_json_kinds():
             "exercised": True, "reached": True}
     fail = {"v": 1, "type": "failure", "failure": "s.scn", "seed": 3, "strategy": "pct", "depth": 3,
             "pct_steps": 9, "status": "deadlock", "failures": "deadlock\n", "kind": "deadlock",
-            "kinds": ["deadlock"], "schedule": "r1", "race": "", "fairness": "", "replayed": ""}
+            "kinds": ["deadlock"], "line": 0, "schedule": "r1", "race": "", "fairness": "", "replayed": ""}
     for o in (summ, fail):
         assert harness_json.problems(o) == [], harness_json.problems(o)
     line = lambda **kw: json.dumps(kw) + "\n"  # noqa: E731
