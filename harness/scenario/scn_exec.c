@@ -39,12 +39,19 @@ static void exec_block(exec_ctx *, const scn_block *);
 
 static bool is_arm(scn_op_kind kind) { return kind == SCN_OP_SUBMIT || kind == SCN_OP_ARM; }
 
-static void stop_oracle_arm(run_state *run, int obj, bool begin) {
+/* An arm from the object's own callback keeps STOPPING: the stop drains
+ * that callback, so its re-arm is made before the core's stop lets go, and
+ * the stop must refuse or cancel it -- only another thread's arm can land
+ * after the stop let go and legitimately run.  (Clearing STOPPING for it
+ * too let a stop that disarms before it refuses arms pass: the re-arm taken
+ * in the gap survived the stop and its tick ran after the stop returned.) */
+static void stop_oracle_arm(run_state *run, int obj, bool begin, bool own_callback) {
     volatile uint32_t *w = &run->objs[obj].stop_word;
     uint32_t old = SCN_ATOMIC_LOAD(w);
+    uint32_t keep = own_callback ? ~STOP_QUIET : ~(STOP_QUIET | STOP_STOPPING);
     rt_access(w, RT_WRITE);
     if (begin) {
-        while (!scn_atomic_cas(w, &old, (old + STOP_ARM) & ~(STOP_QUIET | STOP_STOPPING))) {
+        while (!scn_atomic_cas(w, &old, (old + STOP_ARM) & keep)) {
         }
     } else {
         SCN_ATOMIC_ADD(w, (uint32_t)0 - STOP_ARM);
@@ -106,6 +113,7 @@ void scn_exec_callback(run_state *run, int obj) {
         c.run = run;
         c.who = who;
         c.actor = -1;
+        c.cb_obj = obj;
         exec_block(&c, &run->s->callbacks[o->callback].body);
     }
     lock_object_bookkeeping(run, obj);
@@ -203,7 +211,7 @@ static int exec_op(exec_ctx *c, const scn_op *op) {
         k = scn_kind(run->s->objs[op->obj].kind);
     }
     if (in_flight) scn_reach_enter(&run->reach, c->actor);
-    if (is_arm(op->kind)) stop_oracle_arm(run, op->obj, true);
+    if (is_arm(op->kind)) stop_oracle_arm(run, op->obj, true, c->cb_obj == op->obj);
     if (op->kind == SCN_OP_STOP_AND_DRAIN) stop_oracle_stop_begin(run, op->obj);
     switch (op->kind) {
     case SCN_OP_CREATE: e = scn_exec_create(run, op->obj); break;
@@ -290,7 +298,7 @@ static int exec_op(exec_ctx *c, const scn_op *op) {
     default: has_result = false; break;
     }
     if (in_flight) scn_reach_leave(&run->reach, c->actor);
-    if (is_arm(op->kind)) stop_oracle_arm(run, op->obj, false);
+    if (is_arm(op->kind)) stop_oracle_arm(run, op->obj, false, c->cb_obj == op->obj);
     if (op->kind == SCN_OP_STOP_AND_DRAIN && e == TPH_OK) stop_oracle_stopped(run, op->obj);
     if (op->label >= 0 && rt_now() - t0 >= run->label_time[op->label]) run->label_time[op->label] = rt_now() - t0;
     if (op->label >= 0 && run->tl) {

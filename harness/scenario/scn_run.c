@@ -156,6 +156,7 @@ static void scenario_main(void *arg) {
             tc[i].run = run;
             tc[i].who = s->threads[i].name;
             tc[i].actor = (int)i;
+            tc[i].cb_obj = -1;
             th[i] = rt_spawn(s->threads[i].name, scn_exec_thread_main, &tc[i], false);
         }
         scn_exec_open_start_gate(run);

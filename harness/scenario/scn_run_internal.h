@@ -155,6 +155,7 @@ typedef struct exec_ctx {
     struct run_state *run;
     const char *who; /* thread name or "callback X" */
     int actor;       /* the thread's index (scn_reach_enter), -1 in a callback */
+    int cb_obj;      /* in a callback, the object whose callback it is; -1 in a thread */
 } exec_ctx;
 
 /* The slot in run->counts of trace point `point` recorded for scenario pool
