@@ -9,6 +9,7 @@
 #include "gen_check.h"
 #include "sched_dfs.h"
 #include "scn_ast.h"
+#include "scn_campaign.h"
 
 void gen_failure_free(gen_failure *f) {
     free(f->failures);
@@ -42,16 +43,7 @@ char *gen_failure_signature(int status, const scn_failures *list, const char *fa
 /* k for PCT as `run` measures it: the choice points of a probe run (seed
  * 0, random walk), so a generated program's PCT seed replays with `replay
  * --seed S --strategy pct --depth D --pct-steps K`. */
-static uint64_t probe_pct_steps(const scn_scenario *s) {
-    scn_run_opts ro;
-    scn_run_out r;
-    uint64_t k = 0;
-    memset(&ro, 0, sizeof ro);
-    ro.tail_on_failure = true;
-    if (scn_run(s, &ro, &r) == 0) k = r.choice_points;
-    scn_run_out_free(&r);
-    return k > 0 ? k : 1;
-}
+static uint64_t probe_pct_steps(const scn_scenario *s) { return scn_campaign_pct_steps(s); }
 
 /* One run; true when it failed (with the signature `same`, if given). */
 static bool run_once(const scn_scenario *s, const scn_run_opts *ro, const char *same, gen_failure *out) {
