@@ -54,6 +54,10 @@ void sched_fiber_switch(sched_fiber *from, sched_fiber *to);
 /* The same for a fiber that will never be resumed (finished, or the run is
  * over): lets ASan free its fake stack. */
 void sched_fiber_switch_final(sched_fiber *from, sched_fiber *to);
+/* The final switch of a fiber whose entry has unwound to its exit (no frame
+ * of it is live but the exit path's): under ASan its fake stack is kept for
+ * the next fiber instead of unmapped (fiber_asan.h). */
+void sched_fiber_switch_exit(sched_fiber *from, sched_fiber *to);
 
 /* Stack pool (fiber_stack.c, not used by the win32 backend): stacks are
  * mmap'd with a guard page below, and cached across runs because an mmap per

@@ -19,12 +19,15 @@
 
 #if defined(TPHEAL_ASAN)
 sched_fiber *sched_asan_leaving;
+void *sched_asan_fake_cache[SCHED_ASAN_FAKE_CACHE];
+unsigned sched_asan_fake_cached;
 #endif
 
 /* makecontext passes int arguments only: the fiber pointer goes in halves. */
 static void fiber_start(unsigned hi, unsigned lo) {
     sched_fiber *f = (sched_fiber *)(uintptr_t)(((uint64_t)hi << 32) | (uint64_t)lo);
-    sched_asan_after(NULL);
+    f->asan_fake = sched_asan_fake_for_new_fiber(); /* taken as it starts: a fiber never run keeps none */
+    sched_asan_after(f);
     sched_tsan_fiber_started(f);
     f->entry(f->arg);
     abort();
@@ -87,13 +90,21 @@ void sched_fiber_switch(sched_fiber *from, sched_fiber *to) {
     sched_asan_after(from);
 }
 
-void sched_fiber_switch_final(sched_fiber *from, sched_fiber *to) {
+static void switch_for_good(sched_fiber *to) {
     ucontext_t dead; /* `from` may be the context we are standing on */
-    (void)from;
-    sched_asan_before(from, to, 1);
     sched_tsan_switch(to);
     swapcontext(&dead, (ucontext_t *)to->ctx);
     abort();
+}
+
+void sched_fiber_switch_final(sched_fiber *from, sched_fiber *to) {
+    sched_asan_before(from, to, 1);
+    switch_for_good(to);
+}
+
+void sched_fiber_switch_exit(sched_fiber *from, sched_fiber *to) {
+    sched_asan_before_exit(from, to);
+    switch_for_good(to);
 }
 
 #endif

@@ -63,10 +63,13 @@ __asm__(".text\n"
 
 #if defined(TPHEAL_ASAN)
 sched_fiber *sched_asan_leaving;
+void *sched_asan_fake_cache[SCHED_ASAN_FAKE_CACHE];
+unsigned sched_asan_fake_cached;
 #endif
 
 static void fiber_start(sched_fiber *f) {
-    sched_asan_after(NULL);
+    f->asan_fake = sched_asan_fake_for_new_fiber(); /* taken as it starts: a fiber never run keeps none */
+    sched_asan_after(f);
     sched_tsan_fiber_started(f);
     f->entry(f->arg);
     abort(); /* entry functions never return: they switch away for good */
@@ -127,11 +130,20 @@ void sched_fiber_switch(sched_fiber *from, sched_fiber *to) {
     sched_asan_after(from);
 }
 
-void sched_fiber_switch_final(sched_fiber *from, sched_fiber *to) {
-    sched_asan_before(from, to, 1);
+static void switch_for_good(sched_fiber *from, sched_fiber *to) {
     sched_tsan_switch(to);
     sched_fiber_swap(&from->ctx, to->ctx);
     abort(); /* a final switch is never resumed */
+}
+
+void sched_fiber_switch_final(sched_fiber *from, sched_fiber *to) {
+    sched_asan_before(from, to, 1);
+    switch_for_good(from, to);
+}
+
+void sched_fiber_switch_exit(sched_fiber *from, sched_fiber *to) {
+    sched_asan_before_exit(from, to);
+    switch_for_good(from, to);
 }
 
 #endif

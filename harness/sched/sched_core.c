@@ -184,6 +184,8 @@ void sched_reschedule(sched *s) {
     reclaim_dead(s);
 }
 
+static SCHED_NORETURN void end_at_exit(sched *s);
+
 static void thread_exit(sched *s, rt_thread *t) {
     rt_thread *next;
     sched_tsan_quiet_begin(t); /* never ended: the fiber is forgotten */
@@ -193,11 +195,11 @@ static void thread_exit(sched *s, rt_thread *t) {
     /* The exit is ordered before the join, and before the run's end. */
     if (!t->quiet_held) sched_hb_release(&t->joined);
     sched_hb_release(&s->race);
-    if (!t->daemon && --s->alive_nondaemon == 0) sched_end(s, SCHED_OK, NULL);
+    if (!t->daemon && --s->alive_nondaemon == 0) end_at_exit(s);
     next = pick_next(s);
     s->dead = t;
     note_switch(s, next);
-    sched_fiber_switch_final(&t->fiber, &next->fiber);
+    sched_fiber_switch_exit(&t->fiber, &next->fiber);
 }
 
 static void thread_main(void *p) {
@@ -265,7 +267,8 @@ rt_thread *sched_spawn_thread(sched *s, const char *name, rt_thread_fn fn, void 
 
 void sched_fail_oom(sched *s) { sched_end(s, SCHED_MISUSE, "out of memory (thread or fiber stack)"); }
 
-void sched_end(sched *s, sched_status status, const char *fmt, ...) {
+/* The run's bookkeeping at its end, before the last switch to main. */
+static void end_run(sched *s, sched_status status) {
     if (s->fp) {
         /* The last step's races count too (por off first: a failure in
          * there ends the run through here again).  Ending the run is
@@ -284,6 +287,10 @@ void sched_end(sched *s, sched_status status, const char *fmt, ...) {
     }
     s->status = status;
     s->reason[0] = '\0';
+}
+
+void sched_end(sched *s, sched_status status, const char *fmt, ...) {
+    end_run(s, status);
     if (fmt) {
         va_list ap;
         va_start(ap, fmt);
@@ -291,5 +298,14 @@ void sched_end(sched *s, sched_status status, const char *fmt, ...) {
         va_end(ap);
     }
     sched_fiber_switch_final(&s->current->fiber, &s->main);
+    abort();
+}
+
+/* The last non-daemon thread's exit ends the run from its exit path, where
+ * none of its frames is live: its fiber exits (sched_fiber_switch_exit) as a
+ * finishing thread's does.  That is how most runs end. */
+static SCHED_NORETURN void end_at_exit(sched *s) {
+    end_run(s, SCHED_OK);
+    sched_fiber_switch_exit(&s->current->fiber, &s->main);
     abort();
 }
