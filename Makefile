@@ -26,6 +26,7 @@ SEED ?=
 SHARD ?=
 SANITIZE ?=
 PYTEST_ARGS ?=
+TEST_JOBS ?= 2
 SOAK_RUNS ?= 5
 SOAK_LOAD ?= 3
 
@@ -55,9 +56,11 @@ build-tsan: deps
 build-noheal: deps
 	$(call configure,$(BUILD)/noheal,-DTPHEAL_SELF_HEAL=OFF)
 
+# TEST_JOBS pytest workers (ci/conftest.py says how the modules are shared out); 1: none
 test: deps build build-asan build-tsan build-noheal
 	@ci/deps.sh windows node browser
-	TPHEAL_BUILD_DIR=$(abspath $(BUILD)) $(PYTEST) -c pyproject.toml $(PYTEST_ARGS)
+	TPHEAL_BUILD_DIR=$(abspath $(BUILD)) $(PYTEST) -c pyproject.toml \
+	  $(if $(filter-out 1,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadgroup) $(PYTEST_ARGS)
 
 stress: deps build $(if $(filter address,$(SANITIZE)),build-asan) $(if $(filter thread,$(SANITIZE)),build-tsan)
 	/usr/bin/python3 ci/stress.py --build $(BUILD) --seconds $(STRESS_SECONDS) \

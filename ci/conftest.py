@@ -111,3 +111,33 @@ def committed_copy(source: pathlib.Path, dest: pathlib.Path) -> pathlib.Path:
 # the sweep inside the fixture's copies, against the fixture's build) are not
 # tests of this tree.
 collect_ignore_glob = ["sabotage/tests_fixture/*"]
+
+
+# `make test` runs this driver on two workers (pytest-xdist, `-n 2 --dist
+# loadgroup`: Makefile): most modules run one process at a time, and on the
+# project's 2-core machine the second core sat idle for most of the suite.
+# A module is one unit of work -- its fixtures build and run things once per
+# module or session (the sabotage sweep, the golden corpus's default texts) --
+# and the modules that boot build-win's Wine prefix share one unit, so one
+# worker at a time has Wine (wine_session stops the prefix's server when it
+# ends).  The longest units go first, so the other worker fills in beside
+# them instead of the suite ending on one of them alone.
+WINE_MODULES = ("test_windows", "test_install")
+LONGEST_FIRST = ("test_sabotage", "test_windows", "test_install", "test_golden", "test_unit",
+                 "test_races", "test_stress")
+
+
+def work_unit(module: str) -> str:
+    return "wine" if module in WINE_MODULES else module
+
+
+def pytest_collection_modifyitems(config, items):
+    def module(item):
+        return pathlib.Path(str(item.fspath)).stem
+
+    def rank(item):
+        m = module(item)
+        return LONGEST_FIRST.index(m) if m in LONGEST_FIRST else len(LONGEST_FIRST)
+    items.sort(key=rank)  # stable: a module's own order stays
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(work_unit(module(item))))

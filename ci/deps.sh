@@ -19,7 +19,8 @@
 # without which clang's TSan prints every frame as `<null>` and a race report
 # names neither access site (a bare Debian 12 failed harness.test_race in the
 # race build for the lack of it: clang does not pull it in); libcmocka-dev the
-# unit tests; pkg-config ci/test_install.py; python3-pytest the driver; git
+# unit tests; pkg-config ci/test_install.py; python3-pytest the driver and
+# python3-pytest-xdist its two workers in make test; git
 # ci/test_sabotage.py; ccache the sabotage sweep's restores (ci/sabotage/sweep.py
 # uses it when present: docs/sabotage.md); gcc-mingw-w64-x86-64 (its headers serve the MSVC-mode
 # pass too), wine and dpkg-dev (cmocka's source package) the Windows build.
@@ -29,7 +30,7 @@
 # not by package: a GitHub runner's and NodeSource's Node carry their own npm,
 # and Debian's npm package conflicts with NodeSource's nodejs.
 set -euo pipefail
-pkgs=(cmake make gcc clang libclang-rt-dev llvm libcmocka-dev pkg-config python3 python3-pytest git ccache)
+pkgs=(cmake make gcc clang libclang-rt-dev llvm libcmocka-dev pkg-config python3 python3-pytest python3-pytest-xdist git ccache)
 node=0
 for group in "$@"; do
   case "$group" in
