@@ -1,0 +1,242 @@
+/* The checker's loop (docs/check.md): the seeded strategies over their
+ * seeds, random walk first, then PCT with its k measured once (the seed-0
+ * random run's choice points, as the scenario engine's campaign measures
+ * it, scn_campaign_pct_steps), each failing run printed with its replay;
+ * or, when TPHEAL_CHECK_REPLAY names one run, that run alone. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tpheal/check.h>
+
+#include "check_internal.h"
+
+void tph_check_options_default(tph_check_options *o) {
+    memset(o, 0, sizeof *o);
+    o->name = "check";
+    o->command = "<this test>";
+    o->runs = 100;
+    o->first_seed = 1;
+    o->strategies = TPH_CHECK_RANDOM | TPH_CHECK_PCT;
+    o->pct_depth = 3;
+    o->show = 3;
+}
+
+/* One line on stderr, TPH_CHECK_BAD_INPUT. */
+static int bad(const char *what, const char *detail) {
+    fprintf(stderr, "tph_check: %s%s\n", what, detail ? detail : "");
+    return TPH_CHECK_BAD_INPUT;
+}
+
+static const char *options_problem(const tph_check_options *o) {
+    if (o->runs < 1 || o->runs > TPH_CHECK_MAX_RUNS) return "runs out of range (1..1000000)";
+    if (!o->strategies || (o->strategies & ~(TPH_CHECK_RANDOM | TPH_CHECK_PCT)))
+        return "strategies must be TPH_CHECK_RANDOM, TPH_CHECK_PCT or both";
+    if (o->pct_depth < 1 || o->pct_depth > TPH_CHECK_MAX_DEPTH) return "pct_depth out of range (1..16)";
+    if (o->first_seed > UINT64_MAX - o->runs) return "first_seed + runs overflows";
+    return NULL;
+}
+
+/* A decimal uint64 at *p (no sign, no overflow); advances p. */
+static bool read_u64(const char **p, uint64_t *v) {
+    const char *s = *p;
+    uint64_t x = 0;
+    if (*s < '0' || *s > '9') return false;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        if (x > (UINT64_MAX - (uint64_t)(*s - '0')) / 10) return false;
+        x = x * 10 + (uint64_t)(*s - '0');
+    }
+    *p = s;
+    *v = x;
+    return true;
+}
+
+/* "SEED random" or "SEED pct [K]"; on error a "TPHEAL_CHECK_REPLAY:1:COL:"
+ * line and false. */
+static bool parse_replay(const char *text, check_run_spec *spec) {
+    const char *p = text;
+    size_t wl;
+    while (*p == ' ') p++;
+    if (!read_u64(&p, &spec->seed)) goto bad_seed;
+    while (*p == ' ') p++;
+    wl = strcspn(p, " ");
+    if (wl == 6 && !strncmp(p, "random", 6)) spec->strategy = SCHED_STRATEGY_RANDOM;
+    else if (wl == 3 && !strncmp(p, "pct", 3)) spec->strategy = SCHED_STRATEGY_PCT;
+    else {
+        fprintf(stderr, "TPHEAL_CHECK_REPLAY:1:%d: expected a strategy, random or pct\n", (int)(p - text) + 1);
+        return false;
+    }
+    p += wl;
+    while (*p == ' ') p++;
+    if (*p && spec->strategy == SCHED_STRATEGY_PCT) {
+        if (!read_u64(&p, &spec->pct_steps) || spec->pct_steps == 0) {
+            fprintf(stderr, "TPHEAL_CHECK_REPLAY:1:%d: expected PCT's step count k (1 or more)\n",
+                    (int)(p - text) + 1);
+            return false;
+        }
+        while (*p == ' ') p++;
+    }
+    if (*p) {
+        fprintf(stderr, "TPHEAL_CHECK_REPLAY:1:%d: unexpected text after the replay\n", (int)(p - text) + 1);
+        return false;
+    }
+    return true;
+bad_seed:
+    fprintf(stderr, "TPHEAL_CHECK_REPLAY:1:%d: expected a seed (a decimal number): \"SEED random\" or \"SEED pct K\"\n",
+            (int)(p - text) + 1);
+    return false;
+}
+
+/* The failure's lines, each indented. */
+static void print_indented(FILE *f, const char *text) {
+    while (text && *text) {
+        size_t l = strcspn(text, "\n");
+        fprintf(f, "  %.*s\n", (int)l, text);
+        text += l + (text[l] == '\n');
+    }
+}
+
+/* "17 random" / "17 pct 45": what TPHEAL_CHECK_REPLAY takes back. */
+static void replay_words(const check_run_spec *s, char *buf, size_t n) {
+    if (s->strategy == SCHED_STRATEGY_PCT)
+        snprintf(buf, n, "%llu pct %llu", (unsigned long long)s->seed, (unsigned long long)s->pct_steps);
+    else snprintf(buf, n, "%llu random", (unsigned long long)s->seed);
+}
+
+/* PCT's k for this check: the choice points of its seed-0 random run. */
+static uint64_t pct_steps_of(const check_run_spec *base) {
+    check_run_spec probe = *base;
+    check_outcome r;
+    uint64_t k = 0;
+    probe.strategy = SCHED_STRATEGY_RANDOM;
+    probe.seed = 0;
+    if (check_run_one(&probe, &r)) k = r.choice_points;
+    check_outcome_free(&r);
+    return k ? k : 1;
+}
+
+static int replay(const tph_check_options *o, check_run_spec *spec, const char *text) {
+    check_outcome r;
+    char words[64];
+    bool passed;
+    if (!parse_replay(text, spec)) return TPH_CHECK_BAD_INPUT;
+    if (spec->strategy == SCHED_STRATEGY_PCT && !spec->pct_steps) spec->pct_steps = pct_steps_of(spec);
+    if (!check_run_one(spec, &r)) return bad("out of memory", NULL);
+    replay_words(spec, words, sizeof words);
+    fprintf(o->out, "check %s: replay %s: %s\n", o->name, words, r.passed ? "passed" : "FAILED");
+    print_indented(o->out, r.failure);
+    passed = r.passed;
+    check_outcome_free(&r);
+    fflush(o->out);
+    return passed ? TPH_CHECK_PASSED : TPH_CHECK_FAILED;
+}
+
+typedef struct tally {
+    uint64_t runs[2], failed;
+    uint64_t k;
+} tally;
+
+/* The runs of one strategy; false when the campaign stops (max_failures, memory). */
+static bool strategy_runs(const tph_check_options *o, check_run_spec *spec, tally *t, int *status) {
+    uint64_t j;
+    for (j = 0; j < o->runs; j++) {
+        check_outcome r;
+        char words[64];
+        spec->seed = o->first_seed + j;
+        if (!check_run_one(spec, &r)) {
+            *status = bad("out of memory", NULL);
+            return false;
+        }
+        t->runs[spec->strategy == SCHED_STRATEGY_PCT]++;
+        if (!r.passed) {
+            t->failed++;
+            *status = TPH_CHECK_FAILED;
+            if (t->failed <= o->show) {
+                replay_words(spec, words, sizeof words);
+                fprintf(o->out, "check %s: FAILED seed %llu %s\n", o->name, (unsigned long long)spec->seed,
+                        sched_strategy_name(spec->strategy));
+                print_indented(o->out, r.failure);
+                fprintf(o->out, "  replay: TPHEAL_CHECK_REPLAY=\"%s\" %s\n", words, o->command);
+            }
+        }
+        check_outcome_free(&r);
+        if (o->max_failures && t->failed >= o->max_failures) return false;
+    }
+    return true;
+}
+
+int tph_check_run(const tph_check_options *opts, void (*test)(void *), void *arg) {
+    tph_check_options o;
+    check_run_spec spec;
+    tally t;
+    int status = TPH_CHECK_PASSED;
+    const char *problem, *rp;
+    if (tph_check_active()) return bad("tph_check_run called from inside a check", NULL);
+    if (!test) return bad("no test function", NULL);
+    if (opts) o = *opts;
+    else tph_check_options_default(&o);
+    if (!o.out) o.out = stdout;
+    if (!o.name) o.name = "check";
+    if (!o.command) o.command = "<this test>";
+    if ((problem = options_problem(&o)) != NULL) return bad(problem, NULL);
+    memset(&spec, 0, sizeof spec);
+    memset(&t, 0, sizeof t);
+    spec.test = test;
+    spec.arg = arg;
+    spec.pct_depth = o.pct_depth;
+    rp = getenv("TPHEAL_CHECK_REPLAY");
+    if (rp && *rp) return replay(&o, &spec, rp);
+    if (o.strategies & TPH_CHECK_RANDOM) {
+        spec.strategy = SCHED_STRATEGY_RANDOM;
+        if (!strategy_runs(&o, &spec, &t, &status)) goto done;
+    }
+    if (o.strategies & TPH_CHECK_PCT) {
+        spec.strategy = SCHED_STRATEGY_PCT;
+        spec.pct_steps = t.k = pct_steps_of(&spec);
+        strategy_runs(&o, &spec, &t, &status);
+    }
+done:
+    if (status == TPH_CHECK_BAD_INPUT) return status;
+    if (t.failed > o.show)
+        fprintf(o.out, "check %s: %llu more failing runs not shown\n", o.name,
+                (unsigned long long)(t.failed - o.show));
+    fprintf(o.out, "check %s: %llu runs (random %llu, pct %llu depth %u k %llu) from seed %llu: ", o.name,
+            (unsigned long long)(t.runs[0] + t.runs[1]), (unsigned long long)t.runs[0],
+            (unsigned long long)t.runs[1], o.pct_depth, (unsigned long long)t.k, (unsigned long long)o.first_seed);
+    if (t.failed) fprintf(o.out, "%llu FAILED\n", (unsigned long long)t.failed);
+    else fprintf(o.out, "passed\n");
+    fflush(o.out);
+    return status;
+}
+
+/* ---- the pattern for a test binary: prog NAME [--runs N] [--seed S] ---- */
+
+static bool option_u64(const char *text, uint64_t *v) {
+    const char *p = text;
+    return read_u64(&p, v) && *p == '\0';
+}
+
+int tph_check_main(int argc, char **argv, const tph_check_case *cases, size_t ncases) {
+    tph_check_options o;
+    const tph_check_case *c = NULL;
+    char command[512];
+    size_t i;
+    int a;
+    if (argc < 2) return bad("usage: PROGRAM CHECK [--runs N] [--seed S]", NULL);
+    for (i = 0; i < ncases; i++)
+        if (!strcmp(cases[i].name, argv[1])) c = &cases[i];
+    if (!c) return bad("no check called ", argv[1]);
+    tph_check_options_default(&o);
+    for (a = 2; a < argc; a++) {
+        uint64_t v;
+        if (a + 1 >= argc || !option_u64(argv[a + 1], &v)) return bad("expected a number after ", argv[a]);
+        if (!strcmp(argv[a], "--runs")) o.runs = v;
+        else if (!strcmp(argv[a], "--seed")) o.first_seed = v;
+        else return bad("unknown option ", argv[a]);
+        a++;
+    }
+    snprintf(command, sizeof command, "%s %s", argv[0], c->name);
+    o.name = c->name;
+    o.command = command;
+    return tph_check_run(&o, c->test, c->arg);
+}

@@ -1,0 +1,37 @@
+/* The checker's two parts (docs/check.md): one run of a check under the
+ * controlled scheduler with every oracle (check_run.c), and the loop over
+ * seeds and strategies with its report and replay (check_campaign.c). */
+#ifndef TPHEAL_CHECK_INTERNAL_H
+#define TPHEAL_CHECK_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rt_sched.h"
+
+/* Virtual time the process settles for after the check returns, before the
+ * oracles read it: the healer's period (250 ms) plus its window (250 ms)
+ * plus a margin for the repair to dispatch and the next tick to retire the
+ * entry -- the scenario runner's default settle. */
+#define CHECK_SETTLE (1000ull * 10000ull)
+
+typedef struct check_run_spec {
+    void (*test)(void *);
+    void *arg;
+    sched_strategy_kind strategy;
+    uint64_t seed;
+    unsigned pct_depth;
+    uint64_t pct_steps;
+} check_run_spec;
+
+typedef struct check_outcome {
+    bool passed;
+    char *failure;          /* malloc'd, NULL when passed: what failed, one or more lines */
+    uint64_t choice_points; /* of the run: PCT's k is the random probe's */
+} check_outcome;
+
+/* One run; false when it could not be made (out of memory: failure says). */
+bool check_run_one(const check_run_spec *, check_outcome *);
+void check_outcome_free(check_outcome *);
+
+#endif
