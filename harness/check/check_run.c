@@ -180,7 +180,8 @@ static void verdict(check_run *run, const sched_result *sr, check_text *t) {
         break;
     case SCHED_DEADLOCK:
     case SCHED_LIVELOCK:
-        text_printf(t, "%s: %s\nblocked threads:\n%s", sched_status_name(sr->status), sr->reason,
+        /* the reason names the status ("deadlock: no runnable thread ...") */
+        text_printf(t, "%s\nblocked threads:\n%s", sr->reason[0] ? sr->reason : sched_status_name(sr->status),
                     sr->blocked_report ? sr->blocked_report : "(none reported)\n");
         break;
     default: text_printf(t, "run: %s: %s\n", sched_status_name(sr->status), sr->reason); break;
