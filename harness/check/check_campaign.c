@@ -69,9 +69,10 @@ static bool parse_replay(const char *text, check_run_spec *spec) {
     p += wl;
     while (*p == ' ') p++;
     if (*p && spec->strategy == SCHED_STRATEGY_PCT) {
+        const char *k = p;
         if (!read_u64(&p, &spec->pct_steps) || spec->pct_steps == 0) {
             fprintf(stderr, "TPHEAL_CHECK_REPLAY:1:%d: expected PCT's step count k (1 or more)\n",
-                    (int)(p - text) + 1);
+                    (int)(k - text) + 1);
             return false;
         }
         while (*p == ' ') p++;

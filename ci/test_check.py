@@ -1,0 +1,143 @@
+"""The checker of a user's own code (docs/check.md, harness/check/): its
+worked example, run as a user runs it.
+
+- config_race_bug is found, by seed, with its TPH_CHECK's file:line (the
+  line is read from the source, so a report naming any other line fails);
+- each printed replay line, run as printed, reproduces the same failure, and
+  a seed that passed replays as passed;
+- the whole campaign prints the same bytes twice (seeds replay, no address
+  or real time in a report);
+- config_race_fixed passes 1,000 runs, close_in_callback_fixed 200;
+- close_in_callback_bug deadlocks on every seed, reported with the blocked
+  threads;
+- bad input (an unknown check, an option out of range, a malformed replay)
+  is one line and exit 2;
+- the example's ctest cases (`ctest -L check`) pass.
+Real-time bound: every run gets 120 s; the campaigns take under a second."""
+import os
+import re
+import subprocess
+
+import pytest
+
+from conftest import REPO, binary, build_dir, run_bounded
+
+LIMIT_S = 120
+SOURCE = REPO / "harness" / "check" / "example" / "check_example.c"
+FAILED = re.compile(r"^check (\S+): FAILED seed (\d+) (random|pct)\n((?:  .*\n)+?)"
+                    r"  replay: TPHEAL_CHECK_REPLAY=\"([^\"]+)\" (.*)$", re.M)
+
+
+def example():
+    exe = binary("harness/check/example/check_example")
+    if not exe.is_file():
+        pytest.fail(f"{exe} is not built: build the default configuration")
+    return exe
+
+
+def env(**extra):
+    e = {k: v for k, v in os.environ.items() if k not in ("TPHEAL_CHECK_REPLAY", "TPHEAL_TRACE")}
+    e.update(extra)
+    return e
+
+
+def run(*args, **extra):
+    rc, out = run_bounded([str(example()), *args], LIMIT_S, env=env(**extra))
+    assert rc is not None, f"check_example {' '.join(args)} did not end within {LIMIT_S} s:\n{out}"
+    return rc, out
+
+
+def line_of(text):
+    lines = SOURCE.read_text().splitlines()
+    hits = [i + 1 for i, l in enumerate(lines) if text in l]
+    assert len(hits) == 1, (text, hits)
+    return hits[0]
+
+
+def test_the_bug_is_found_with_its_check_file_and_line():
+    rc, out = run("config_race_bug")
+    assert rc == 1, out
+    found = FAILED.findall(out)
+    assert found, out
+    line = line_of("TPH_CHECK(s->config_version == 7);")
+    for name, _seed, _strategy, failure, _replay, _command in found:
+        assert name == "config_race_bug"
+        assert re.fullmatch(rf"  \S*check_example\.c:{line}: TPH_CHECK\(s->config_version == 7\) failed\n",
+                            failure), failure
+    summary = out.rstrip().splitlines()[-1]
+    m = re.fullmatch(r"check config_race_bug: 200 runs \(random 100, pct 100 depth 3 k (\d+)\) "
+                     r"from seed 1: (\d+) FAILED", summary)
+    assert m and int(m.group(2)) >= len(found), summary
+
+
+def test_each_printed_replay_reproduces_its_failure():
+    rc, out = run("config_race_bug")
+    found = FAILED.findall(out)
+    assert rc == 1 and found, out
+    for _name, seed, strategy, failure, replay, command in found:
+        assert replay.split()[:2] == [seed, strategy]
+        assert command.endswith("check_example config_race_bug"), command
+        rc, again = run("config_race_bug", TPHEAL_CHECK_REPLAY=replay)
+        assert rc == 1, again
+        assert again == f"check config_race_bug: replay {replay}: FAILED\n{failure}", again
+
+
+def test_a_passing_seed_replays_as_passed():
+    rc, out = run("config_race_bug", "--runs", "40")
+    failing = {(int(s), st) for _n, s, st, *_ in FAILED.findall(out)}
+    k = re.search(r"k (\d+)\)", out).group(1)
+    passing = next(s for s in range(1, 41) if (s, "pct") not in failing)
+    rc, again = run("config_race_bug", TPHEAL_CHECK_REPLAY=f"{passing} pct {k}")
+    assert rc == 0 and again == f"check config_race_bug: replay {passing} pct {k}: passed\n", again
+
+
+def test_the_campaign_prints_the_same_bytes_twice():
+    assert run("config_race_bug") == run("config_race_bug")
+    assert run("close_in_callback_bug", "--runs", "5") == run("close_in_callback_bug", "--runs", "5")
+
+
+@pytest.mark.parametrize("check,runs", [("config_race_fixed", 500), ("close_in_callback_fixed", 100)])
+def test_the_fixed_versions_pass_every_seed(check, runs):
+    rc, out = run(check, "--runs", str(runs))
+    assert rc == 0, out
+    assert re.fullmatch(rf"check {check}: {2 * runs} runs \(random {runs}, pct {runs} depth 3 k \d+\) "
+                        r"from seed 1: passed\n", out), out
+
+
+def test_a_deadlock_is_reported_with_the_blocked_threads():
+    rc, out = run("close_in_callback_bug", "--runs", "10")
+    assert rc == 1, out
+    found = FAILED.findall(out)
+    assert len(found) == 3 and "20 FAILED" in out, out  # every seed; three shown
+    for *_, failure, replay, _command in found:
+        assert failure.startswith("  deadlock: no runnable thread"), failure
+        assert '  thread 1 "main": waits on WaitForThreadpoolWorkCallbacks' in failure, failure
+        rc, again = run("close_in_callback_bug", TPHEAL_CHECK_REPLAY=replay)
+        assert rc == 1 and again.endswith(failure), again
+
+
+@pytest.mark.parametrize("args,replay,message", [
+    (["no_such_check"], None, "tph_check: no check called no_such_check"),
+    (["config_race_fixed", "--runs", "0"], None, "tph_check: runs out of range (1..1000000)"),
+    (["config_race_fixed", "--runs", "1000001"], None, "tph_check: runs out of range (1..1000000)"),
+    (["config_race_fixed", "--runs", "-3"], None, "tph_check: expected a number after --runs"),
+    (["config_race_fixed", "--jobs", "2"], None, "tph_check: unknown option --jobs"),
+    ([], None, "tph_check: usage: PROGRAM CHECK [--runs N] [--seed S]"),
+    (["config_race_fixed"], "seven random", "TPHEAL_CHECK_REPLAY:1:1: expected a seed"),
+    (["config_race_fixed"], "7 dfs", "TPHEAL_CHECK_REPLAY:1:3: expected a strategy, random or pct"),
+    (["config_race_fixed"], "7 pct 0", "TPHEAL_CHECK_REPLAY:1:7: expected PCT's step count k"),
+    (["config_race_fixed"], "7 random 4", "TPHEAL_CHECK_REPLAY:1:10: unexpected text after the replay"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, replay, message):
+    extra = {"TPHEAL_CHECK_REPLAY": replay} if replay else {}
+    rc, out = run(*args, **extra)
+    assert rc == 2, out
+    assert len(out.splitlines()) == 1 and out.startswith(message), out
+
+
+def test_the_example_ctest_cases_pass():
+    d = build_dir()
+    r = subprocess.run(["ctest", "-L", "^check$", "--output-on-failure"], cwd=d, capture_output=True,
+                       text=True, timeout=LIMIT_S)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "100% tests passed, 0 tests failed out of 4" in r.stdout, r.stdout
