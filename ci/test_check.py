@@ -10,8 +10,8 @@ worked example, run as a user runs it.
 - config_race_fixed passes 1,000 runs, close_in_callback_fixed 200;
 - close_in_callback_bug deadlocks on every seed, reported with the blocked
   threads;
-- bad input (an unknown check, an option out of range, a malformed replay)
-  is one line and exit 2;
+- bad input (an unknown check, an option out of range, a malformed replay,
+  TPH_CHECK outside a check, tph_check_run inside one) is one line and exit 2;
 - the example's ctest cases (`ctest -L check`) pass.
 Real-time bound: every run gets 120 s; the campaigns take under a second."""
 import os
@@ -141,3 +141,55 @@ def test_the_example_ctest_cases_pass():
                        text=True, timeout=LIMIT_S)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "100% tests passed, 0 tests failed out of 4" in r.stdout, r.stdout
+
+
+MISUSE_PROGRAM = r"""
+#include <stdio.h>
+#include <string.h>
+#include <tpheal/check.h>
+static void noop(void *a) { (void)a; }
+static int nested_rc = -1;
+static void nests(void *a) { (void)a; nested_rc = tph_check_run(NULL, noop, NULL); }
+int main(int argc, char **argv) {
+    tph_check_options o;
+    tph_check_options_default(&o);
+    o.runs = 1;
+    o.strategies = TPH_CHECK_RANDOM;
+    if (argc > 1 && !strcmp(argv[1], "nested")) {
+        int rc = tph_check_run(&o, nests, NULL);
+        printf("outer %d nested %d\n", rc, nested_rc);
+        return 0;
+    }
+    if (argc > 1 && !strcmp(argv[1], "depth")) {
+        o.pct_depth = 17;
+        return tph_check_run(&o, noop, NULL);
+    }
+    TPH_CHECK(argc == 0);
+    return 0;
+}
+"""
+
+
+def test_the_api_misused_is_one_line_and_exit_2(tmp_path):
+    """TPH_CHECK outside a check, tph_check_run inside one, an option out of
+    range: one line each, exit 2 (the nested call's; the outer run goes on)."""
+    b = build_dir()
+    src = tmp_path / "misuse.c"
+    src.write_text(MISUSE_PROGRAM)
+    exe = tmp_path / "misuse"
+    libs = [b / "harness/check/libtpheal_check.a", b / "libtpheal.a", b / "harness/sim/libtpheal_simpool.a",
+            b / "harness/sched/libtpheal_rt.a"]
+    rc, out = run_bounded(["cc", "-std=c11", "-Wall", "-Werror", f"-I{REPO}/harness/check/include",
+                           f"-I{REPO}/core/include", f"-I{b}/include", str(src), "-o", str(exe),
+                           *map(str, libs), "-lpthread"], LIMIT_S)
+    assert rc == 0, out
+    rc, out = run_bounded([str(exe)], LIMIT_S)
+    line = next(i + 1 for i, l in enumerate(MISUSE_PROGRAM.splitlines()) if "TPH_CHECK(argc" in l)
+    assert rc == 2 and out == f"{src}:{line}: TPH_CHECK(argc == 0) called outside tph_check_run\n", out
+    rc, out = run_bounded([str(exe), "depth"], LIMIT_S)
+    assert rc == 2 and out == "tph_check: pct_depth out of range (1..16)\n", out
+    rc, out = run_bounded([str(exe), "nested"], LIMIT_S)
+    assert rc == 0, out
+    assert sorted(out.splitlines()) == ["check check: 1 runs (random 1) from seed 1: passed",
+                                        "outer 0 nested 2",
+                                        "tph_check: tph_check_run called from inside a check"], out

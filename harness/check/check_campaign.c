@@ -201,9 +201,12 @@ done:
     if (t.failed > o.show)
         fprintf(o.out, "check %s: %llu more failing runs not shown\n", o.name,
                 (unsigned long long)(t.failed - o.show));
-    fprintf(o.out, "check %s: %llu runs (random %llu, pct %llu depth %u k %llu) from seed %llu: ", o.name,
-            (unsigned long long)(t.runs[0] + t.runs[1]), (unsigned long long)t.runs[0],
-            (unsigned long long)t.runs[1], o.pct_depth, (unsigned long long)t.k, (unsigned long long)o.first_seed);
+    fprintf(o.out, "check %s: %llu runs (", o.name, (unsigned long long)(t.runs[0] + t.runs[1]));
+    if (o.strategies & TPH_CHECK_RANDOM) fprintf(o.out, "random %llu", (unsigned long long)t.runs[0]);
+    if (o.strategies == (TPH_CHECK_RANDOM | TPH_CHECK_PCT)) fprintf(o.out, ", ");
+    if (o.strategies & TPH_CHECK_PCT)
+        fprintf(o.out, "pct %llu depth %u k %llu", (unsigned long long)t.runs[1], o.pct_depth, (unsigned long long)t.k);
+    fprintf(o.out, ") from seed %llu: ", (unsigned long long)o.first_seed);
     if (t.failed) fprintf(o.out, "%llu FAILED\n", (unsigned long long)t.failed);
     else fprintf(o.out, "passed\n");
     fflush(o.out);
