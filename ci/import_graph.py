@@ -30,7 +30,7 @@ LAYERS = {
     "core/src:objects": [
         "object.c", "object.h", "obligation.c", "obligation.h", "healer.c", "healer.h",
         "pool.c", "env.c", "handle.c", "work.c", "wait.c", "timer.c", "periodic.c", "io.c",
-        "group.c", "native.c", "key.c", "error.c",
+        "group.c", "native.c", "key.c", "error.c", "lock.c",
     ],
     "core/src:process": ["process_state.c", "process_state.h"],
 }

@@ -184,7 +184,7 @@ static void verdict(check_run *run, const sched_result *sr, check_text *t) {
         text_printf(t, "%s\nblocked threads:\n%s", sr->reason[0] ? sr->reason : sched_status_name(sr->status),
                     sr->blocked_report ? sr->blocked_report : "(none reported)\n");
         break;
-    default: text_printf(t, "run: %s: %s\n", sched_status_name(sr->status), sr->reason); break;
+    default: text_printf(t, "%s\n", sr->reason[0] ? sr->reason : sched_status_name(sr->status)); break;
     }
     if (run->reached_end && run->found.n) text_printf(t, "%s", run->found.s);
 }
