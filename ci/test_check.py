@@ -10,6 +10,10 @@ worked example, run as a user runs it.
 - config_race_fixed passes 1,000 runs, close_in_callback_fixed 200;
 - close_in_callback_bug deadlocks on every seed, reported with the blocked
   threads;
+- with the user's own lock (tph_lock): withdraw_race_bug's lost update
+  between two locked sections is found and replays, transfer_deadlock_bug's
+  lock-order deadlock names each worker waiting for the other's lock, and
+  both fixes pass 1,000 runs;
 - bad input (an unknown check, an option out of range, a malformed replay,
   TPH_CHECK outside a check, tph_check_run inside one) is one line and exit 2;
 - the example's ctest cases (`ctest -L check`) pass.
@@ -96,7 +100,8 @@ def test_the_campaign_prints_the_same_bytes_twice():
     assert run("close_in_callback_bug", "--runs", "5") == run("close_in_callback_bug", "--runs", "5")
 
 
-@pytest.mark.parametrize("check,runs", [("config_race_fixed", 500), ("close_in_callback_fixed", 100)])
+@pytest.mark.parametrize("check,runs", [("config_race_fixed", 500), ("close_in_callback_fixed", 100),
+                                        ("withdraw_race_fixed", 500), ("transfer_deadlock_fixed", 500)])
 def test_the_fixed_versions_pass_every_seed(check, runs):
     rc, out = run(check, "--runs", str(runs))
     assert rc == 0, out
@@ -113,6 +118,34 @@ def test_a_deadlock_is_reported_with_the_blocked_threads():
         assert failure.startswith("  deadlock: no runnable thread"), failure
         assert '  thread 1 "main": waits on WaitForThreadpoolWorkCallbacks' in failure, failure
         rc, again = run("close_in_callback_bug", TPHEAL_CHECK_REPLAY=replay)
+        assert rc == 1 and again.endswith(failure), again
+
+
+def test_a_lost_update_between_two_locked_sections_is_found_and_replays():
+    """The user's own lock is a scheduling point: both payments can read the
+    balance between the other's two sections."""
+    rc, out = run("withdraw_race_bug")
+    found = FAILED.findall(out)
+    assert rc == 1 and found, out
+    line = line_of("TPH_CHECK(a->balance + 60 * a->paid == 100);")
+    for _name, _seed, _strategy, failure, replay, _command in found:
+        assert re.fullmatch(rf"  \S*check_example\.c:{line}: TPH_CHECK\(a->balance \+ 60 \* a->paid == 100\) "
+                            r"failed\n", failure), failure
+        rc, again = run("withdraw_race_bug", TPHEAL_CHECK_REPLAY=replay)
+        assert rc == 1 and again.endswith(failure), again
+
+
+def test_a_lock_order_deadlock_names_the_cycle_and_replays():
+    rc, out = run("transfer_deadlock_bug")
+    found = FAILED.findall(out)
+    assert rc == 1 and found, out
+    for _name, _seed, _strategy, failure, replay, _command in found:
+        held = re.findall(r'thread (\d+) "default pool worker" \(daemon\): wants lock#(\d+) held by thread (\d+)',
+                          failure)
+        assert len(held) == 2, failure
+        (t1, l1, h1), (t2, l2, h2) = held
+        assert (h1, h2) == (t2, t1) and l1 != l2, failure  # each waits for the other
+        rc, again = run("transfer_deadlock_bug", TPHEAL_CHECK_REPLAY=replay)
         assert rc == 1 and again.endswith(failure), again
 
 
@@ -140,7 +173,7 @@ def test_the_example_ctest_cases_pass():
     r = subprocess.run(["ctest", "-L", "^check$", "--output-on-failure"], cwd=d, capture_output=True,
                        text=True, timeout=LIMIT_S)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "100% tests passed, 0 tests failed out of 4" in r.stdout, r.stdout
+    assert "100% tests passed, 0 tests failed out of 8" in r.stdout, r.stdout
 
 
 MISUSE_PROGRAM = r"""

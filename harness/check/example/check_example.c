@@ -16,7 +16,11 @@
  * waits for the job.  A close drains its object's callbacks first --
  * including the one making the call, which therefore waits for itself, and
  * the owner waits for it: a deadlock on every schedule.  The fix leaves the
- * close to the owner, whose close drains the job first. */
+ * close to the owner, whose close drains the job first.
+ *
+ * withdraw_race and transfer_deadlock use the user's own lock beside the
+ * pool (tph_lock, <tpheal/lock.h>), a scheduling point under the check:
+ * their comments below. */
 #include <string.h>
 
 #include <tpheal/check.h>
@@ -105,12 +109,141 @@ static void close_in_callback_fixed(void *arg) {
     close_in_callback(true);
 }
 
+/* ---- withdraw_race -------------------------------------------------------- */
+
+/* Two payments from one account run as work items.  Each reads the balance
+ * under the account's lock, decides, and writes the new balance under the
+ * lock again -- every access is locked, and still both can see 100, both
+ * pay 60, and the second write loses the first: check-then-act across two
+ * sections (the `counter -= val` race of microsoft/coyote#355).  The fix
+ * decides and writes in one section. */
+typedef struct account {
+    tph_lock *lock;
+    int balance; /* under lock */
+    int paid;    /* under lock */
+    bool one_section;
+} account;
+
+static void pay_60(tph_work *w, void *ctx) {
+    account *a = (account *)ctx;
+    int seen;
+    (void)w;
+    TPH_CHECK(tph_lock_acquire(a->lock) == TPH_OK);
+    seen = a->balance;
+    if (!a->one_section) {
+        TPH_CHECK(tph_lock_release(a->lock) == TPH_OK);
+        TPH_CHECK(tph_lock_acquire(a->lock) == TPH_OK);
+    }
+    if (seen >= 60) {
+        a->balance = seen - 60;
+        a->paid++;
+    }
+    TPH_CHECK(tph_lock_release(a->lock) == TPH_OK);
+}
+
+static account the_account;
+
+static void withdraw_race(bool fixed) {
+    account *a = &the_account;
+    tph_work *pay;
+    memset(a, 0, sizeof *a);
+    a->balance = 100;
+    a->one_section = fixed;
+    TPH_CHECK(tph_lock_create(&a->lock) == TPH_OK);
+    TPH_CHECK(tph_work_create(&pay, pay_60, a, NULL) == TPH_OK);
+    TPH_CHECK(tph_work_submit(pay) == TPH_OK);
+    TPH_CHECK(tph_work_submit(pay) == TPH_OK);
+    TPH_CHECK(tph_work_close(pay) == TPH_OK);
+    TPH_CHECK(a->balance + 60 * a->paid == 100);
+    TPH_CHECK(tph_lock_close(a->lock) == TPH_OK);
+}
+
+static void withdraw_race_bug(void *arg) {
+    (void)arg;
+    withdraw_race(false);
+}
+static void withdraw_race_fixed(void *arg) {
+    (void)arg;
+    withdraw_race(true);
+}
+
+/* ---- transfer_deadlock ----------------------------------------------------- */
+
+/* Two transfers in opposite directions, each taking the source account's
+ * lock and then the destination's: when each holds its first lock, each
+ * waits for the other's.  The fix takes the two locks in one global order
+ * (by account number). */
+typedef struct ledger {
+    tph_lock *lock[2];
+    int balance[2];
+    bool ordered;
+} ledger;
+
+typedef struct transfer {
+    ledger *l;
+    int from, to;
+} transfer;
+
+static void run_transfer(tph_work *w, void *ctx) {
+    transfer *t = (transfer *)ctx;
+    ledger *l = t->l;
+    int first = t->from, second = t->to;
+    (void)w;
+    if (l->ordered && first > second) {
+        first = t->to;
+        second = t->from;
+    }
+    TPH_CHECK(tph_lock_acquire(l->lock[first]) == TPH_OK);
+    TPH_CHECK(tph_lock_acquire(l->lock[second]) == TPH_OK);
+    l->balance[t->from] -= 10;
+    l->balance[t->to] += 10;
+    TPH_CHECK(tph_lock_release(l->lock[second]) == TPH_OK);
+    TPH_CHECK(tph_lock_release(l->lock[first]) == TPH_OK);
+}
+
+static ledger the_ledger;
+static transfer the_transfers[2];
+
+static void transfer_deadlock(bool fixed) {
+    ledger *l = &the_ledger;
+    tph_work *w[2];
+    int i;
+    memset(l, 0, sizeof *l);
+    l->ordered = fixed;
+    for (i = 0; i < 2; i++) {
+        l->balance[i] = 100;
+        TPH_CHECK(tph_lock_create(&l->lock[i]) == TPH_OK);
+        the_transfers[i].l = l;
+        the_transfers[i].from = i;
+        the_transfers[i].to = 1 - i;
+        TPH_CHECK(tph_work_create(&w[i], run_transfer, &the_transfers[i], NULL) == TPH_OK);
+    }
+    TPH_CHECK(tph_work_submit(w[0]) == TPH_OK);
+    TPH_CHECK(tph_work_submit(w[1]) == TPH_OK);
+    for (i = 0; i < 2; i++) TPH_CHECK(tph_work_close(w[i]) == TPH_OK);
+    TPH_CHECK(l->balance[0] == 100 && l->balance[1] == 100);
+    for (i = 0; i < 2; i++) TPH_CHECK(tph_lock_close(l->lock[i]) == TPH_OK);
+}
+
+static void transfer_deadlock_bug(void *arg) {
+    (void)arg;
+    transfer_deadlock(false);
+}
+static void transfer_deadlock_fixed(void *arg) {
+    (void)arg;
+    transfer_deadlock(true);
+}
+
 int main(int argc, char **argv) {
     static const tph_check_case cases[] = {
         {"config_race_bug", config_race_bug, NULL},
         {"config_race_fixed", config_race_fixed, NULL},
         {"close_in_callback_bug", close_in_callback_bug, NULL},
         {"close_in_callback_fixed", close_in_callback_fixed, NULL},
+        {"withdraw_race_bug", withdraw_race_bug, NULL},
+        {"withdraw_race_fixed", withdraw_race_fixed, NULL},
+        {"transfer_deadlock_bug", transfer_deadlock_bug, NULL},
+        {"transfer_deadlock_fixed", transfer_deadlock_fixed, NULL},
     };
     return tph_check_main(argc, argv, cases, sizeof cases / sizeof cases[0]);
 }
