@@ -21,8 +21,10 @@
  *
  * The check must be a function of the schedule alone: it resets whatever
  * state it reads (its own statics included) at its start, and uses no real
- * time, no OS threads and no blocking call of its own (a raw mutex or a
- * sleep is not a scheduling point and hangs or hides the run).
+ * time, no OS threads and no blocking call of its own: its locks and waits
+ * go through tph_lock (<tpheal/lock.h>) and tph_handle_wait, which are
+ * scheduling points here; a raw mutex or a sleep is not, and hangs or hides
+ * the run.
  *
  * Linked as tpheal::check (CMake) over the library built on the model; off
  * Windows only. */
