@@ -16,6 +16,8 @@ worked example, run as a user runs it.
   both fixes pass 1,000 runs;
 - bad input (an unknown check, an option out of range, a malformed replay,
   TPH_CHECK outside a check, tph_check_run inside one) is one line and exit 2;
+- the bounded search at one preemption completes on each check, fails each
+  bug with schedule strings that replay, and passes each fix;
 - the example's ctest cases (`ctest -L check`) pass.
 Real-time bound: every run gets 120 s; the campaigns take under a second."""
 import os
@@ -149,13 +151,36 @@ def test_a_lock_order_deadlock_names_the_cycle_and_replays():
         assert rc == 1 and again.endswith(failure), again
 
 
+SEARCH_FAILED = re.compile(r"^check (\S+): FAILED search run (\d+) \(preemptions 1\)\n((?:  .*\n)+?)"
+                           r"  replay: TPHEAL_CHECK_REPLAY=\"(T1/idle:[^\"]+)\" (.*)$", re.M)
+
+
+@pytest.mark.parametrize("name", ["config_race", "withdraw_race", "transfer_deadlock", "close_in_callback"])
+def test_the_bounded_search_at_one_preemption_finds_each_bug_and_passes_each_fix(name):
+    """Every schedule with at most one preemption: the search completes, each
+    bug fails in it and each failing run's schedule string replays its
+    failure; each fix passes the complete search."""
+    rc, out = run(f"{name}_bug", "--preemptions", "1")
+    found = SEARCH_FAILED.findall(out)
+    assert rc == 1 and found, out
+    assert re.search(rf"^check {name}_bug: bounded search, preemptions 1: \d+ runs, complete: \d+ FAILED$", out, re.M), out
+    for _check, _run, failure, schedule, _command in found:
+        rc, again = run(f"{name}_bug", TPHEAL_CHECK_REPLAY=schedule)
+        assert rc == 1 and again == f"check {name}_bug: replay {schedule}: FAILED\n{failure}", again
+    rc, out = run(f"{name}_fixed", "--preemptions", "1")
+    assert rc == 0, out
+    assert re.fullmatch(rf"check {name}_fixed: bounded search, preemptions 1: \d+ runs, complete: passed\n", out), out
+
+
 @pytest.mark.parametrize("args,replay,message", [
     (["no_such_check"], None, "tph_check: no check called no_such_check"),
     (["config_race_fixed", "--runs", "0"], None, "tph_check: runs out of range (1..1000000)"),
     (["config_race_fixed", "--runs", "1000001"], None, "tph_check: runs out of range (1..1000000)"),
     (["config_race_fixed", "--runs", "-3"], None, "tph_check: expected a number after --runs"),
     (["config_race_fixed", "--jobs", "2"], None, "tph_check: unknown option --jobs"),
-    ([], None, "tph_check: usage: PROGRAM CHECK [--runs N] [--seed S]"),
+    (["config_race_fixed", "--preemptions", "9"], None, "tph_check: preemptions out of range"),
+    ([], None, "tph_check: usage: PROGRAM CHECK [--runs N] [--seed S] [--preemptions P]"),
+    (["config_race_fixed"], "T1/idle:1*j.%", "TPHEAL_CHECK_REPLAY:1:13: expected a thread id"),
     (["config_race_fixed"], "seven random", "TPHEAL_CHECK_REPLAY:1:1: expected a seed"),
     (["config_race_fixed"], "7 dfs", "TPHEAL_CHECK_REPLAY:1:3: expected a strategy, random or pct"),
     (["config_race_fixed"], "7 pct 0", "TPHEAL_CHECK_REPLAY:1:7: expected PCT's step count k"),

@@ -15,6 +15,8 @@
  * entry -- the scenario runner's default settle. */
 #define CHECK_SETTLE (1000ull * 10000ull)
 
+struct sched_dfs;
+
 typedef struct check_run_spec {
     void (*test)(void *);
     void *arg;
@@ -22,11 +24,15 @@ typedef struct check_run_spec {
     uint64_t seed;
     unsigned pct_depth;
     uint64_t pct_steps;
+    struct sched_dfs *dfs; /* SCHED_STRATEGY_DFS: the search this run is the next leaf of */
+    const char *schedule;  /* a schedule string to replay, or NULL */
 } check_run_spec;
 
 typedef struct check_outcome {
     bool passed;
+    bool bad_schedule;      /* the schedule string was refused: failure says where */
     char *failure;          /* malloc'd, NULL when passed: what failed, one or more lines */
+    char *schedule;         /* malloc'd: the run's schedule string (replays it exactly) */
     uint64_t choice_points; /* of the run: PCT's k is the random probe's */
 } check_outcome;
 

@@ -202,14 +202,23 @@ bool check_run_one(const check_run_spec *spec, check_outcome *out) {
     so.strategy = spec->strategy;
     if (spec->pct_depth) so.pct_depth = spec->pct_depth;
     so.pct_steps = spec->pct_steps;
+    so.dfs = spec->dfs;
+    so.schedule = spec->schedule;
+    /* The bounded search explores idle time, as the scenario runner's does
+     * (harness/sched/README.md, "Virtual time"); a schedule string carries
+     * its own time model. */
+    if (spec->strategy == SCHED_STRATEGY_DFS) so.time = SCHED_TIME_IDLE;
     current = &run;
     if (sched_run(&so, check_main, &run, &sr) != 0) {
         current = NULL;
-        text_printf(&t, "the scheduler refused the run: %s\n", sr.reason);
+        out->bad_schedule = spec->schedule != NULL;
+        text_printf(&t, "%s\n", sr.reason);
     } else {
         current = NULL;
         verdict(&run, &sr, &t);
         out->choice_points = sr.choice_points;
+        if (sr.schedule && !(out->schedule = malloc(strlen(sr.schedule) + 1))) t.oom = true;
+        else if (sr.schedule) strcpy(out->schedule, sr.schedule);
     }
     sched_result_free(&sr);
     tph_trace_set_hook(NULL, NULL);
@@ -219,7 +228,7 @@ bool check_run_one(const check_run_spec *spec, check_outcome *out) {
     free(run.found.s);
     if (t.oom || run.found.oom) {
         free(t.s);
-        out->failure = NULL;
+        check_outcome_free(out);
         return false;
     }
     out->passed = t.n == 0;
@@ -233,5 +242,6 @@ bool check_run_one(const check_run_spec *spec, check_outcome *out) {
 
 void check_outcome_free(check_outcome *o) {
     free(o->failure);
+    free(o->schedule);
     memset(o, 0, sizeof *o);
 }

@@ -17,7 +17,8 @@
  *     the check left open.
  * Each failing run is printed with its seed, strategy and a one-line replay:
  * TPHEAL_CHECK_REPLAY="SEED STRATEGY [K]" in the environment of the same
- * test binary reruns exactly that run.
+ * test binary reruns exactly that run (TPHEAL_CHECK_REPLAY="T1/idle:..."
+ * the run of a bounded search its schedule string names).
  *
  * The check must be a function of the schedule alone: it resets whatever
  * state it reads (its own statics included) at its start, and uses no real
@@ -49,9 +50,11 @@ extern "C" {
 #define TPH_CHECK_FAILED 1
 #define TPH_CHECK_BAD_INPUT 2
 
-/* Limits: runs per strategy 1..TPH_CHECK_MAX_RUNS, PCT depth 1..16. */
+/* Limits: runs per strategy 1..TPH_CHECK_MAX_RUNS, PCT depth 1..16, the
+ * bounded search's preemptions 0..8. */
 #define TPH_CHECK_MAX_RUNS 1000000u
 #define TPH_CHECK_MAX_DEPTH 16u
+#define TPH_CHECK_MAX_PREEMPTIONS 8
 
 typedef struct tph_check_options {
     const char *name;      /* the check's name in every line; default "check" */
@@ -63,6 +66,15 @@ typedef struct tph_check_options {
     unsigned pct_depth;    /* PCT's bug depth d; default 3 */
     uint64_t max_failures; /* stop at the Nth failing run; 0 (default): run every seed */
     unsigned show;         /* failing runs printed in full; default 3 (the rest counted) */
+    /* -1 (default): the seeded runs above.  0..8: instead, the bounded search
+     * -- every schedule with at most this many preemptions -- stopping after
+     * search_runs runs if not complete by then.  Without the partial-order
+     * reduction of `tpheal-harness verify`: the check's own memory accesses
+     * are unknown to its dependency relation, so it would prune the very
+     * interleavings a check is after.  A failure's replay is then the run's
+     * schedule string. */
+    int preemptions;
+    uint64_t search_runs;  /* default TPH_CHECK_MAX_RUNS */
     FILE *out;             /* default stdout */
 } tph_check_options;
 
@@ -93,7 +105,7 @@ void tph_check_fail_at(const char *file, int line, const char *what);
     } while (0)
 
 /* The pattern for a test binary with several checks, one ctest case each:
- *     prog NAME [--runs N] [--seed S]
+ *     prog NAME [--runs N] [--seed S] [--preemptions P]
  * runs the case called NAME with tph_check_run (the command in its replay
  * lines is "prog NAME").  An unknown name or a bad option: one line on
  * stderr and TPH_CHECK_BAD_INPUT. */
