@@ -198,7 +198,7 @@ def test_the_example_ctest_cases_pass():
     r = subprocess.run(["ctest", "-L", "^check$", "--output-on-failure"], cwd=d, capture_output=True,
                        text=True, timeout=LIMIT_S)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "100% tests passed, 0 tests failed out of 8" in r.stdout, r.stdout
+    assert "100% tests passed, 0 tests failed out of 12" in r.stdout, r.stdout
 
 
 MISUSE_PROGRAM = r"""
