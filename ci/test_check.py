@@ -251,3 +251,26 @@ def test_the_api_misused_is_one_line_and_exit_2(tmp_path):
     assert sorted(out.splitlines()) == ["check check: 1 runs (random 1) from seed 1: passed",
                                         "outer 0 nested 2",
                                         "tph_check: tph_check_run called from inside a check"], out
+
+
+def test_the_output_docs_check_md_quotes_is_what_the_example_prints():
+    """Every line of docs/check.md's quoted output blocks, with the source
+    tree shown as /src and the binary as ./check_example, is printed by the
+    check it names: its seeded runs, its search at one preemption, or the
+    replay the block shows."""
+    doc = (REPO / "docs" / "check.md").read_text()
+    blocks = [b for lang, b in re.findall(r"^```(\w*)\n(.*?)^```$", doc, re.S | re.M)
+              if not lang and b.startswith("check ")]
+    assert len(blocks) >= 4, blocks
+    exe = str(example())
+    for block in blocks:
+        name = re.match(r"check (\w+):", block).group(1)
+        outs = [run(name)[1], run(name, "--preemptions", "1")[1]]
+        for replay in re.findall(r"^check \w+: replay (.+): (?:FAILED|passed)$", block, re.M):
+            outs.append(run(name, TPHEAL_CHECK_REPLAY=replay)[1])
+        printed = set()
+        for out in outs:
+            printed.update(out.replace(exe, "./check_example").replace(str(REPO), "/src").splitlines())
+        for line in block.splitlines():
+            if line != "...":
+                assert line in printed, (line, name)
