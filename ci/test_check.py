@@ -42,7 +42,7 @@ def example():
 
 
 def env(**extra):
-    e = {k: v for k, v in os.environ.items() if k not in ("TPHEAL_CHECK_REPLAY", "TPHEAL_TRACE")}
+    e = {k: v for k, v in os.environ.items() if k not in ("TPHEAL_CHECK_REPLAY", "TPHEAL_CHECK_TIMEOUT", "TPHEAL_TRACE")}
     e.update(extra)
     return e
 
@@ -103,7 +103,8 @@ def test_the_campaign_prints_the_same_bytes_twice():
 
 
 @pytest.mark.parametrize("check,runs", [("config_race_fixed", 500), ("close_in_callback_fixed", 100),
-                                        ("withdraw_race_fixed", 500), ("transfer_deadlock_fixed", 500)])
+                                        ("withdraw_race_fixed", 500), ("transfer_deadlock_fixed", 500),
+                                        ("spin_wait_fixed", 100)])
 def test_the_fixed_versions_pass_every_seed(check, runs):
     rc, out = run(check, "--runs", str(runs))
     assert rc == 0, out
@@ -155,7 +156,7 @@ SEARCH_FAILED = re.compile(r"^check (\S+): FAILED search run (\d+) \(preemptions
                            r"  replay: TPHEAL_CHECK_REPLAY=\"(T1/idle:[^\"]+)\" (.*)$", re.M)
 
 
-@pytest.mark.parametrize("name", ["config_race", "withdraw_race", "transfer_deadlock", "close_in_callback"])
+@pytest.mark.parametrize("name", ["config_race", "withdraw_race", "transfer_deadlock", "close_in_callback"])  # spin_wait: below
 def test_the_bounded_search_at_one_preemption_finds_each_bug_and_passes_each_fix(name):
     """Every schedule with at most one preemption: the search completes, each
     bug fails in it and each failing run's schedule string replays its
@@ -172,6 +173,25 @@ def test_the_bounded_search_at_one_preemption_finds_each_bug_and_passes_each_fix
     assert re.fullmatch(rf"check {name}_fixed: bounded search, preemptions 1: \d+ runs, complete: passed\n", out), out
 
 
+def test_a_run_stopped_outside_the_scheduler_is_reported_with_its_replay():
+    """spin_wait_bug's callback polls a plain flag: once it runs before the
+    owner set it, no fiber runs again.  The watchdog's bound is 3 s of real
+    time here; the hang is certain, so the bound only delays the report.
+    The replay hangs the same way and is reported the same way; the fix
+    (tph_handle_wait) passes its seeds and a complete search at one
+    preemption."""
+    rc, out = run("spin_wait_bug", TPHEAL_CHECK_TIMEOUT="3")
+    found = FAILED.findall(out)
+    assert rc == 1 and len(found) == 1, out
+    _name, _seed, _strategy, failure, replay, _command = found[0]
+    assert failure.startswith("  the run did not end within 3 s of real time: a thread blocks or spins "
+                              "where the scheduler cannot see it"), failure
+    rc, again = run("spin_wait_bug", TPHEAL_CHECK_TIMEOUT="3", TPHEAL_CHECK_REPLAY=replay)
+    assert rc == 1 and again == out, again
+    rc, out = run("spin_wait_fixed", "--preemptions", "1")
+    assert rc == 0 and out.rstrip().endswith("complete: passed"), out
+
+
 @pytest.mark.parametrize("args,replay,message", [
     (["no_such_check"], None, "tph_check: no check called no_such_check"),
     (["config_race_fixed", "--runs", "0"], None, "tph_check: runs out of range (1..1000000)"),
@@ -181,6 +201,7 @@ def test_the_bounded_search_at_one_preemption_finds_each_bug_and_passes_each_fix
     (["config_race_fixed", "--preemptions", "9"], None, "tph_check: preemptions out of range"),
     ([], None, "tph_check: usage: PROGRAM CHECK [--runs N] [--seed S] [--preemptions P]"),
     (["config_race_fixed"], "T1/idle:1*j.%", "TPHEAL_CHECK_REPLAY:1:13: expected a thread id"),
+    (["config_race_fixed"], "timeout 0", "TPHEAL_CHECK_TIMEOUT: expected whole seconds, 1..3600: 0"),
     (["config_race_fixed"], "seven random", "TPHEAL_CHECK_REPLAY:1:1: expected a seed"),
     (["config_race_fixed"], "7 dfs", "TPHEAL_CHECK_REPLAY:1:3: expected a strategy, random or pct"),
     (["config_race_fixed"], "7 pct 0", "TPHEAL_CHECK_REPLAY:1:7: expected PCT's step count k"),
@@ -188,6 +209,8 @@ def test_the_bounded_search_at_one_preemption_finds_each_bug_and_passes_each_fix
 ])
 def test_bad_input_is_one_line_and_exit_2(args, replay, message):
     extra = {"TPHEAL_CHECK_REPLAY": replay} if replay else {}
+    if replay and replay.startswith("timeout "):
+        extra = {"TPHEAL_CHECK_TIMEOUT": replay.split()[1]}
     rc, out = run(*args, **extra)
     assert rc == 2, out
     assert len(out.splitlines()) == 1 and out.startswith(message), out
@@ -198,7 +221,7 @@ def test_the_example_ctest_cases_pass():
     r = subprocess.run(["ctest", "-L", "^check$", "--output-on-failure"], cwd=d, capture_output=True,
                        text=True, timeout=LIMIT_S)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "100% tests passed, 0 tests failed out of 12" in r.stdout, r.stdout
+    assert "100% tests passed, 0 tests failed out of 15" in r.stdout, r.stdout
 
 
 MISUSE_PROGRAM = r"""

@@ -229,11 +229,26 @@ static int search(const tph_check_options *o, check_run_spec *spec) {
     return status;
 }
 
+static int seeded(const tph_check_options *, check_run_spec *);
+
+/* TPHEAL_CHECK_TIMEOUT: whole seconds, 1..3600; unset or empty: the default. */
+static bool timeout_of(const char *text, unsigned *seconds) {
+    const char *p = text;
+    uint64_t v;
+    *seconds = CHECK_TIMEOUT_DEFAULT;
+    if (!text || !*text) return true;
+    if (!read_u64(&p, &v) || *p || v < 1 || v > 3600) {
+        fprintf(stderr, "TPHEAL_CHECK_TIMEOUT: expected whole seconds, 1..3600: %s\n", text);
+        return false;
+    }
+    *seconds = (unsigned)v;
+    return true;
+}
+
 int tph_check_run(const tph_check_options *opts, void (*test)(void *), void *arg) {
     tph_check_options o;
     check_run_spec spec;
-    tally t;
-    int status = TPH_CHECK_PASSED;
+    int status;
     const char *problem, *rp;
     if (tph_check_active()) return bad("tph_check_run called from inside a check", NULL);
     if (!test) return bad("no test function", NULL);
@@ -244,13 +259,29 @@ int tph_check_run(const tph_check_options *opts, void (*test)(void *), void *arg
     if (!o.command) o.command = "<this test>";
     if ((problem = options_problem(&o)) != NULL) return bad(problem, NULL);
     memset(&spec, 0, sizeof spec);
-    memset(&t, 0, sizeof t);
     spec.test = test;
     spec.arg = arg;
     spec.pct_depth = o.pct_depth;
+    spec.name = o.name;
+    spec.command = o.command;
+    if (!timeout_of(getenv("TPHEAL_CHECK_TIMEOUT"), &spec.timeout)) return TPH_CHECK_BAD_INPUT;
+    spec.watchdog = check_watchdog_start(spec.timeout, o.out);
+    if (!spec.watchdog) return bad("could not start the watchdog thread", NULL);
     rp = getenv("TPHEAL_CHECK_REPLAY");
-    if (rp && *rp) return replay(&o, &spec, rp);
-    if (o.preemptions >= 0) return search(&o, &spec);
+    if (rp && *rp) status = replay(&o, &spec, rp);
+    else if (o.preemptions >= 0) status = search(&o, &spec);
+    else status = seeded(&o, &spec);
+    check_watchdog_stop(spec.watchdog);
+    return status;
+}
+
+/* The seeded strategies, random first, each over its seeds. */
+static int seeded(const tph_check_options *opts, check_run_spec *specp) {
+    tph_check_options o = *opts;
+    check_run_spec spec = *specp;
+    tally t;
+    int status = TPH_CHECK_PASSED;
+    memset(&t, 0, sizeof t);
     if (o.strategies & TPH_CHECK_RANDOM) {
         spec.strategy = SCHED_STRATEGY_RANDOM;
         if (!strategy_runs(&o, &spec, &t, &status)) goto done;

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "rt_sched.h"
 
@@ -17,6 +18,20 @@
 
 struct sched_dfs;
 
+/* The bound on one run's real time, in seconds, when TPHEAL_CHECK_TIMEOUT
+ * does not set one (1..3600): a run of a check takes milliseconds (the
+ * example's 10,000 runs: 0.2 s), so only a run stopped outside the
+ * scheduler reaches it, even on a loaded machine. */
+#define CHECK_TIMEOUT_DEFAULT 60u
+
+/* An OS thread that ends the process with `report` printed when an armed
+ * run has not been disarmed within its bound (check_watchdog.c). */
+typedef struct check_watchdog check_watchdog;
+check_watchdog *check_watchdog_start(unsigned seconds, FILE *out); /* NULL: out of resources */
+void check_watchdog_arm(check_watchdog *, const char *report);
+void check_watchdog_disarm(check_watchdog *);
+void check_watchdog_stop(check_watchdog *);
+
 typedef struct check_run_spec {
     void (*test)(void *);
     void *arg;
@@ -26,6 +41,10 @@ typedef struct check_run_spec {
     uint64_t pct_steps;
     struct sched_dfs *dfs; /* SCHED_STRATEGY_DFS: the search this run is the next leaf of */
     const char *schedule;  /* a schedule string to replay, or NULL */
+    /* what a run that never ends reports (NULL watchdog: nothing) */
+    check_watchdog *watchdog;
+    unsigned timeout;      /* the watchdog's bound, seconds */
+    const char *name, *command;
 } check_run_spec;
 
 typedef struct check_outcome {

@@ -189,6 +189,33 @@ static void verdict(check_run *run, const sched_result *sr, check_text *t) {
     if (run->reached_end && run->found.n) text_printf(t, "%s", run->found.s);
 }
 
+/* What the watchdog prints for this run if it never ends: the failure line
+ * of any other failing run, its cause, and its replay. */
+static void arm_watchdog(const check_run_spec *spec) {
+    char report[1024], run[160], replay[4200] = "";
+    const char *words = spec->schedule;
+    char seeded[64];
+    if (!spec->watchdog) return;
+    if (spec->schedule) snprintf(run, sizeof run, "replay");
+    else if (spec->strategy == SCHED_STRATEGY_DFS)
+        snprintf(run, sizeof run, "search run %llu", (unsigned long long)spec->seed);
+    else snprintf(run, sizeof run, "seed %llu %s", (unsigned long long)spec->seed, sched_strategy_name(spec->strategy));
+    if (!words && spec->strategy != SCHED_STRATEGY_DFS) {
+        if (spec->strategy == SCHED_STRATEGY_PCT)
+            snprintf(seeded, sizeof seeded, "%llu pct %llu", (unsigned long long)spec->seed,
+                     (unsigned long long)spec->pct_steps);
+        else snprintf(seeded, sizeof seeded, "%llu random", (unsigned long long)spec->seed);
+        words = seeded;
+    }
+    if (words) snprintf(replay, sizeof replay, "  replay: TPHEAL_CHECK_REPLAY=\"%s\" %s\n", words, spec->command);
+    snprintf(report, sizeof report,
+             "check %s: FAILED %s\n  the run did not end within %u s of real time: a thread blocks or spins "
+             "where the scheduler cannot see it (a raw mutex, a blocking system call, a loop on plain memory); "
+             "only tpheal's calls are scheduling points\n%s",
+             spec->name, run, spec->timeout, replay);
+    check_watchdog_arm(spec->watchdog, report);
+}
+
 bool check_run_one(const check_run_spec *spec, check_outcome *out) {
     check_run run;
     sched_options so;
@@ -209,6 +236,7 @@ bool check_run_one(const check_run_spec *spec, check_outcome *out) {
      * its own time model. */
     if (spec->strategy == SCHED_STRATEGY_DFS) so.time = SCHED_TIME_IDLE;
     current = &run;
+    arm_watchdog(spec);
     if (sched_run(&so, check_main, &run, &sr) != 0) {
         current = NULL;
         out->bad_schedule = spec->schedule != NULL;
@@ -220,6 +248,7 @@ bool check_run_one(const check_run_spec *spec, check_outcome *out) {
         if (sr.schedule && !(out->schedule = malloc(strlen(sr.schedule) + 1))) t.oom = true;
         else if (sr.schedule) strcpy(out->schedule, sr.schedule);
     }
+    check_watchdog_disarm(spec->watchdog);
     sched_result_free(&sr);
     tph_trace_set_hook(NULL, NULL);
     if (sim_process_active()) sim_process_end();

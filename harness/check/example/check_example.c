@@ -234,6 +234,61 @@ static void transfer_deadlock_fixed(void *arg) {
     transfer_deadlock(true);
 }
 
+/* ---- spin_wait ------------------------------------------------------------ */
+
+/* A callback waits for its owner's hand-off by polling a flag.  On OS
+ * threads that works, slowly and by luck (a plain flag, no ordering);
+ * under the check every thread is a fiber of one OS thread, so when the
+ * callback starts polling before the owner set the flag, the owner never
+ * runs again: the run stops, and the check's watchdog reports it with the
+ * seed.  The fix waits on an event through tpheal (tph_handle_wait), a
+ * scheduling point the owner's set ends. */
+typedef struct handoff {
+    volatile int ready; /* the bug's flag */
+    int value;
+    tph_handle *given;  /* the fix's event */
+    bool use_event;
+} handoff;
+
+static void take_handoff(tph_work *w, void *ctx) {
+    handoff *h = (handoff *)ctx;
+    (void)w;
+    if (h->use_event) {
+        bool signalled = false;
+        TPH_CHECK(tph_handle_wait(h->given, 0xFFFFFFFFu, &signalled) == TPH_OK && signalled);
+    } else {
+        while (!h->ready) {
+        }
+    }
+    TPH_CHECK(h->value == 42);
+}
+
+static handoff the_handoff;
+
+static void spin_wait(bool fixed) {
+    handoff *h = &the_handoff;
+    tph_work *w;
+    memset(h, 0, sizeof *h);
+    h->use_event = fixed;
+    TPH_CHECK(tph_event_create(&h->given, true, false) == TPH_OK);
+    TPH_CHECK(tph_work_create(&w, take_handoff, h, NULL) == TPH_OK);
+    TPH_CHECK(tph_work_submit(w) == TPH_OK);
+    h->value = 42;
+    h->ready = 1;
+    TPH_CHECK(tph_event_set(h->given) == TPH_OK);
+    TPH_CHECK(tph_work_close(w) == TPH_OK);
+    TPH_CHECK(tph_handle_close(h->given) == TPH_OK);
+}
+
+static void spin_wait_bug(void *arg) {
+    (void)arg;
+    spin_wait(false);
+}
+static void spin_wait_fixed(void *arg) {
+    (void)arg;
+    spin_wait(true);
+}
+
 int main(int argc, char **argv) {
     static const tph_check_case cases[] = {
         {"config_race_bug", config_race_bug, NULL},
@@ -244,6 +299,8 @@ int main(int argc, char **argv) {
         {"withdraw_race_fixed", withdraw_race_fixed, NULL},
         {"transfer_deadlock_bug", transfer_deadlock_bug, NULL},
         {"transfer_deadlock_fixed", transfer_deadlock_fixed, NULL},
+        {"spin_wait_bug", spin_wait_bug, NULL},
+        {"spin_wait_fixed", spin_wait_fixed, NULL},
     };
     return tph_check_main(argc, argv, cases, sizeof cases / sizeof cases[0]);
 }
