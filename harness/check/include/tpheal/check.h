@@ -9,6 +9,9 @@
  *   - a TPH_CHECK that does not hold (file:line and the expression),
  *   - a deadlock (nothing can run, nothing is timed) or a livelock (the
  *     step or virtual-time bound passed),
+ *   - a run that does not end within TPHEAL_CHECK_TIMEOUT seconds of real
+ *     time (default 60): a thread stopped where the scheduler cannot see
+ *     it (a watchdog thread reports it and ends the process),
  *   - misuse the model reports (a call on a closed object, a double close,
  *     a native call the library did not announce),
  *   - the library's rules after the check returned and the process settled
