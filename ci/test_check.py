@@ -227,10 +227,36 @@ def test_the_example_ctest_cases_pass():
 MISUSE_PROGRAM = r"""
 #include <stdio.h>
 #include <string.h>
+#include <stdint.h>
 #include <tpheal/check.h>
+#include <tpheal/tpheal.h>
 static void noop(void *a) { (void)a; }
 static int nested_rc = -1;
 static void nests(void *a) { (void)a; nested_rc = tph_check_run(NULL, noop, NULL); }
+static void count(tph_work *w, void *ctx) { (void)w; ++*(int *)ctx; }
+static int counted;
+static void leaks(void *a) {
+    tph_pool *p;
+    tph_env env;
+    tph_work *w;
+    (void)a;
+    counted = 0;
+    TPH_CHECK(tph_pool_create(&p) == TPH_OK);
+    tph_env_init(&env);
+    tph_env_set_pool(&env, p);
+    TPH_CHECK(tph_work_create(&w, count, &counted, &env) == TPH_OK);
+    TPH_CHECK(tph_work_submit(w) == TPH_OK);
+    TPH_CHECK(tph_work_wait(w) == TPH_OK);
+    TPH_CHECK(counted == 1);
+}
+static void no_close(void *raw) { (void)raw; }
+static void misuses(void *a) {
+    tph_handle *h;
+    (void)a;
+    TPH_CHECK(tph_handle_adopt(&h, (void *)(uintptr_t)0x7777, no_close) == TPH_OK);
+    TPH_CHECK(tph_handle_wait(h, 0, NULL) == TPH_OK);
+    TPH_CHECK(tph_handle_close(h) == TPH_OK);
+}
 int main(int argc, char **argv) {
     tph_check_options o;
     tph_check_options_default(&o);
@@ -241,6 +267,11 @@ int main(int argc, char **argv) {
         printf("outer %d nested %d\n", rc, nested_rc);
         return 0;
     }
+    if (argc > 1 && !strcmp(argv[1], "leak")) {
+        o.strategies = TPH_CHECK_PCT;
+        return tph_check_run(&o, leaks, NULL);
+    }
+    if (argc > 1 && !strcmp(argv[1], "misuse")) return tph_check_run(&o, misuses, NULL);
     if (argc > 1 && !strcmp(argv[1], "depth")) {
         o.pct_depth = 17;
         return tph_check_run(&o, noop, NULL);
@@ -251,9 +282,12 @@ int main(int argc, char **argv) {
 """
 
 
-def test_the_api_misused_is_one_line_and_exit_2(tmp_path):
+def test_the_api_misused_is_one_line_and_exit_2_and_the_oracles_fail_runs(tmp_path):
     """TPH_CHECK outside a check, tph_check_run inside one, an option out of
-    range: one line each, exit 2 (the nested call's; the outer run goes on)."""
+    range: one line each, exit 2 (the nested call's; the outer run goes on).
+    And two of the oracles, from a check program of its own: a work and a
+    private pool left open, and a call the model reports as misuse (a wait
+    on a handle that is no object of the process)."""
     b = build_dir()
     src = tmp_path / "misuse.c"
     src.write_text(MISUSE_PROGRAM)
@@ -269,6 +303,13 @@ def test_the_api_misused_is_one_line_and_exit_2(tmp_path):
     assert rc == 2 and out == f"{src}:{line}: TPH_CHECK(argc == 0) called outside tph_check_run\n", out
     rc, out = run_bounded([str(exe), "depth"], LIMIT_S)
     assert rc == 2 and out == "tph_check: pct_depth out of range (1..16)\n", out
+    rc, out = run_bounded([str(exe), "leak"], LIMIT_S)
+    assert rc == 1, out
+    assert ("check check: FAILED seed 1 pct\n"
+            "  oracle: pool#1: 1 tpheal objects still open after the check returned (a check closes what it creates)\n"
+            "  oracle: pool#1 was never closed\n") in out, out
+    rc, out = run_bounded([str(exe), "misuse"], LIMIT_S)
+    assert rc == 1 and "check check: FAILED seed 1 random\n  misuse: WaitForSingleObject(" in out, out
     rc, out = run_bounded([str(exe), "nested"], LIMIT_S)
     assert rc == 0, out
     assert sorted(out.splitlines()) == ["check check: 1 runs (random 1) from seed 1: passed",
