@@ -326,7 +326,7 @@ int tph_check_main(int argc, char **argv, const tph_check_case *cases, size_t nc
         if (!strcmp(cases[i].name, argv[1])) c = &cases[i];
     if (!c) return bad("no check called ", argv[1]);
     tph_check_options_default(&o);
-    for (a = 2; a < argc; a++) {
+    for (a = 2; a < argc; a += 2) { /* option, value */
         uint64_t v;
         if (a + 1 >= argc || !option_u64(argv[a + 1], &v)) return bad("expected a number after ", argv[a]);
         if (!strcmp(argv[a], "--runs")) o.runs = o.search_runs = v; /* a bound on each */
@@ -334,7 +334,6 @@ int tph_check_main(int argc, char **argv, const tph_check_case *cases, size_t nc
         else if (!strcmp(argv[a], "--preemptions"))
             o.preemptions = v > TPH_CHECK_MAX_PREEMPTIONS ? TPH_CHECK_MAX_PREEMPTIONS + 1 : (int)v;
         else return bad("unknown option ", argv[a]);
-        a++;
     }
     snprintf(command, sizeof command, "%s %s", argv[0], c->name);
     o.name = c->name;
