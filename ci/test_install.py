@@ -4,6 +4,7 @@ tpheal::tpheal (static) and tpheal::tpheal_shared, pkg-config with
 `tpheal-shared` and `tpheal-static` -- and run from outside the build tree:
 
 - the README's "Using the library" block, extracted and compiled as written;
+- harness/check/example/check_example.c against tpheal::check (docs/check.md);
 - ci/consumer/consumer.c, which does what a user does (cancels a pending
   wait and sees the healer repair the pool, one-shot and periodic timers with
   windows, a cancelling cleanup-group release and its pool's repair,
@@ -57,6 +58,8 @@ def installed(builddir, tmp_path_factory):
     src.mkdir()
     (src / "readme.c").write_text(readme_program())
     (src / "consumer.c").write_text((REPO / "ci" / "consumer" / "consumer.c").read_text())
+    (src / "check_example.c").write_text(
+        (REPO / "harness" / "check" / "example" / "check_example.c").read_text())
     (src / "CMakeLists.txt").write_text(textwrap.dedent("""
         cmake_minimum_required(VERSION 3.20)
         project(consumer C)
@@ -68,6 +71,8 @@ def installed(builddir, tmp_path_factory):
           add_executable(${prog}-cmake-shared ${prog}.c)
           target_link_libraries(${prog}-cmake-shared PRIVATE tpheal::tpheal_shared)
         endforeach()
+        add_executable(check_example check_example.c)
+        target_link_libraries(check_example PRIVATE tpheal::check)
     """))
     b = root / "b"
     rc, configure = run_bounded(["cmake", "-S", str(src), "-B", str(b),
@@ -115,6 +120,23 @@ def test_installed_program_runs(installed, prog, way):
     rc, out = run_bounded([str(exe)], RUN_LIMIT_S, env=env)
     assert rc is not None, f"{exe.name} did not end within {RUN_LIMIT_S} s:\n{out}"
     assert rc == 0 and PROGRAMS[prog] in out, out
+
+
+def test_installed_checker_finds_the_example_bug_and_passes_its_fix(installed):
+    """tpheal::check from the installed package, as docs/check.md's example
+    links it: the buggy check fails with its TPH_CHECK's line and a replay
+    the same binary reproduces; the fixed one passes its 200 runs."""
+    exe = installed["bin"] / "check_example"
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "TPHEAL_CHECK_REPLAY")}
+    rc, out = run_bounded([str(exe), "config_race_fixed"], RUN_LIMIT_S, env=env)
+    assert rc == 0 and "200 runs" in out and out.rstrip().endswith("passed"), out
+    rc, out = run_bounded([str(exe), "config_race_bug"], RUN_LIMIT_S, env=env)
+    assert rc == 1, out
+    replay = re.search(r'replay: TPHEAL_CHECK_REPLAY="([^"]+)"', out)
+    assert replay and "TPH_CHECK(s->config_version == 7) failed" in out, out
+    rc, again = run_bounded([str(exe), "config_race_bug"], RUN_LIMIT_S,
+                            env=dict(env, TPHEAL_CHECK_REPLAY=replay.group(1)))
+    assert rc == 1 and "TPH_CHECK(s->config_version == 7) failed" in again, again
 
 
 def test_the_package_says_what_a_linux_user_gets(installed):
@@ -176,6 +198,8 @@ def mingw_installed(tmp_path_factory):
     src.mkdir()
     (src / "readme.c").write_text(readme_program())
     (src / "consumer.c").write_text((REPO / "ci" / "consumer" / "consumer.c").read_text())
+    (src / "check_example.c").write_text(
+        (REPO / "harness" / "check" / "example" / "check_example.c").read_text())
     # The DLL build copies what it imports beside itself, as docs/windows.md says.
     (src / "CMakeLists.txt").write_text(textwrap.dedent("""
         cmake_minimum_required(VERSION 3.21)

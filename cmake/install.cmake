@@ -1,5 +1,6 @@
 # Installation: headers, the library static and shared, a CMake package
-# (find_package(tpheal) -> tpheal::tpheal static, tpheal::tpheal_shared) and
+# (find_package(tpheal) -> tpheal::tpheal static, tpheal::tpheal_shared, and
+# off Windows tpheal::check, docs/check.md) and
 # pkg-config files named for what they link (tpheal-shared, tpheal-static).
 #   Windows: tpheal = core + win32 backend (the library a program ships with;
 #   the DLL goes to bin/, the program's directory at run time).
@@ -16,6 +17,12 @@ if(NOT WIN32 AND TARGET tpheal_simpool)
   tph_add_core(tpheal_shared SHARED LINK_PRIVATE tpheal_simpool)
   set_target_properties(tpheal_shared PROPERTIES OUTPUT_NAME tpheal)
   set(TPHEAL_INSTALL_TARGETS tpheal tpheal_shared tpheal_simpool tpheal_rt)
+  # The checker of a user's own code (docs/check.md): tpheal::check, over
+  # the static library, and its header <tpheal/check.h>.
+  if(TARGET tpheal_check)
+    list(APPEND TPHEAL_INSTALL_TARGETS tpheal_check)
+    install(FILES harness/check/include/tpheal/check.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tpheal)
+  endif()
 endif()
 
 if(TPHEAL_INSTALL_TARGETS)

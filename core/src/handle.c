@@ -51,6 +51,14 @@ tph_err tph_handle_adopt(tph_handle **out, void *raw, void (*close_fn)(void *raw
     return TPH_OK;
 }
 
+tph_err tph_handle_wait(tph_handle *h, uint32_t timeout_ms, bool *signalled) {
+    uint32_t r;
+    if (h == NULL) return TPH_EINVAL;
+    r = tph_os_event_wait(h->os, timeout_ms);
+    if (signalled) *signalled = r == TPH_OS_WAIT_SIGNALED;
+    return TPH_OK;
+}
+
 tph_err tph_handle_close(tph_handle *h) {
     if (h == NULL) return TPH_EINVAL;
     if (h->close_fn)

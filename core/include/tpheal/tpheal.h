@@ -6,6 +6,7 @@
 #include <tpheal/pool.h>
 #include <tpheal/work.h>
 #include <tpheal/handle.h>
+#include <tpheal/lock.h>
 #include <tpheal/wait.h>
 #include <tpheal/timer.h>
 #include <tpheal/periodic.h>
