@@ -155,3 +155,14 @@ def test_a_wrapped_process_that_never_reached_the_harness_runs_again(tmp_path):
     text = G._one_run(exe, ["prog"], [], tmp_path, item, None, broken)
     assert text.startswith("$ prog\nexit 1, nothing on stdout; stderr:\n") and "lost" in text, text
     assert len(broken.reruns) == 1
+
+
+def test_each_scenario_keeps_one_leak_checked_item():
+    """The ASan build's corpus runs LeakSanitizer on one item a scenario
+    (golden.harness_env): renaming that item must not turn the check off
+    for every item without a word."""
+    assert G.LEAK_CHECKED_ITEM in [i.name for i in G.ITEMS]
+    on = G.harness_env({}, leak_check=True)
+    off = G.harness_env({"ASAN_OPTIONS": "detect_stack_use_after_return=1"}, leak_check=False)
+    assert "detect_leaks=0" not in on.get("ASAN_OPTIONS", "")
+    assert off["ASAN_OPTIONS"] == "detect_stack_use_after_return=1:detect_leaks=0"
