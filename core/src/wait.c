@@ -1,6 +1,6 @@
 /* Wait objects: one callback per arm, on a signal or a timeout.
  *
- * The stall (docs/architecture.md, windows-pool-facts.md) is triggered by
+ * The stall (docs/architecture.md, docs/pool-facts.md) is triggered by
  * REMOVING a wait packet already queued on a cold pool.  A disarm never
  * removes one and a draining wait never reaches the removal, so every path
  * here that is not an explicit cancellation drains with FALSE -- including

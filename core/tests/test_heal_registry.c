@@ -478,7 +478,7 @@ static void test_records_come_after_the_creation_lock(void **state) {
 
 /* The repair work is an ordinary work item of the pool: normal priority,
  * no runs-long hint -- the shape of the submission measured to release a
- * severed pool (windows-pool-facts.md). */
+ * severed pool (docs/pool-facts.md). */
 static void body_repair_work_shape(void *ctx) {
     tph_test_blocker b;
     tph_registration r;

@@ -279,7 +279,7 @@ static void timer_reset_replaces_due(conf_ctx *c) {
 static const char wine_timer_disarm[] =
     "Wine 8.0 agrees with the documentation here: SetThreadpoolTimer(t, NULL, 0, 0) stops new "
     "ticks and a tick already queued still runs (learn.microsoft.com/windows/win32/api/"
-    "threadpoolapiset/nf-threadpoolapiset-setthreadpooltimer, pftDueTime). docs/windows-pool-facts.md says the queued tick is discarded; that was not "
+    "threadpoolapiset/nf-threadpoolapiset-setthreadpooltimer, pftDueTime). The pool facts the project started from said the queued tick is discarded (docs/pool-facts.md); that was not "
     "reproduced with a one-thread pool held busy. The sim must follow the documentation.";
 
 const conf_case conf_cases_timer[] = {

@@ -55,7 +55,7 @@ void tph_os_diag_unlock(tph_os_mutex *m) { rt_lock_release((rt_lock *)(void *)m-
 /* ---- clocks ------------------------------------------------------------------ */
 /* The system tick: QueryInterruptTime advances in 15.625 ms steps, so two
  * stamps taken close together are equal -- the registry's ">=" must hold
- * for equal stamps (windows-pool-facts.md). */
+ * for equal stamps (docs/pool-facts.md). */
 #define SIM_TICK 156250ull
 /* The uptime at process start: sim_config.uptime_base (one hour by default,
  * a nonzero whole number of ticks; 0 = just booted). */

@@ -55,7 +55,7 @@ typedef struct sim_config {
      * = the tick still runs, as Microsoft documents (pftDueTime) and as Wine
      * 8.0 measured in this repository (conformance case
      * timer.disarm_keeps_queued_tick); true = the disarm discards it, the
-     * claim of docs/windows-pool-facts.md, kept for comparison runs. */
+     * claim the project started from (docs/pool-facts.md), kept for comparison runs. */
     bool timer_disarm_drops_queued;
     /* tph_os_interrupt_time() at the process's start (rt units, a whole
      * number of 15.625 ms ticks): one hour by default.  0 models a machine

@@ -2,7 +2,7 @@
  * pending callbacks of every member, calls the group's cancel callback once
  * per member (member ctx, cleanup ctx), waits for running callbacks and
  * closes the members; with FALSE it lets pending callbacks run first
- * (windows-pool-facts.md, Wine 8.0 measurements).  Armed waits and timers are
+ * (docs/pool-facts.md, Wine 8.0 measurements).  Armed waits and timers are
  * unregistered either way: the members are closed. */
 #include "sim_model.h"
 

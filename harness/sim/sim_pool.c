@@ -225,7 +225,7 @@ uint32_t sim_drop_packets(sim_obj *o) {
 }
 
 /* ---- the stall ---------------------------------------------------------------
- * windows-pool-facts.md: removing a wait packet already delivered to the
+ * docs/pool-facts.md: removing a wait packet already delivered to the
  * queue of a pool whose worker factory has no thread yet loses the pool's
  * arrival notification for good.  "No thread yet" is modelled as no started
  * worker: a worker the factory spawned for that very packet but that has not

@@ -96,7 +96,7 @@ sim_config sim_config_default(void) {
     sim_config c;
     memset(&c, 0, sizeof c);
     /* 67 s: the default pool's worker idle timeout measured on Windows, after
-     * which the pool is cold again and can stall (windows-pool-facts.md). */
+     * which the pool is cold again and can stall (docs/pool-facts.md). */
     c.default_idle_timeout = 67 * SIM_SECOND;
     c.private_idle_timeout = 67 * SIM_SECOND;
     c.default_max_threads = 512;

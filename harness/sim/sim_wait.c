@@ -3,7 +3,7 @@
  * queued callback; WaitForThreadpoolWaitCallbacks(TRUE) and Close drop it --
  * the cancellations that can stall a cold pool.  On an armed, unsignalled
  * wait a cancelling wait does NOT unregister it: a later signal still fires
- * (Wine 8.0 measurement, windows-pool-facts.md). */
+ * (Wine 8.0 measurement, docs/pool-facts.md). */
 #include "sim_model.h"
 
 void sim_wait_unarm(sim_obj *w) {

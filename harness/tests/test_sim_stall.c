@@ -1,4 +1,4 @@
-/* THE STALL (windows-pool-facts.md): a cancellation removing an already-
+/* THE STALL (docs/pool-facts.md): a cancellation removing an already-
  * queued wait packet from a cold pool severs it; a severed pool dispatches
  * nothing, including objects created or armed later; only a
  * SubmitThreadpoolWork releases it and the old queue is served first.

@@ -8,7 +8,7 @@
  * Three calls are resolved at run time, not linked: QueryInterruptTime,
  * SetThreadpoolTimerEx and SetThreadpoolWaitEx.  Wine 8.0 has none of them; a
  * program that imports them still loads there and then crashes at the first
- * call (measured: windows-pool-facts.md), so a missing export must be seen
+ * call (measured: docs/pool-facts.md), so a missing export must be seen
  * before the call, which only GetProcAddress does.
  */
 #if !defined(_WIN32_WINNT) || _WIN32_WINNT < 0x0601
