@@ -92,6 +92,10 @@ class Catchers:
         if w0.san is None and "asan" in on:
             left_out.append({"catcher": "asan:*", "reason": "fallbackSanitizer is false: no "
                                                             "sanitizer build"})
+        if not full and any(e.expect != "caught" or not e.caught_by for e in entries):
+            raise Bad("sweep: the fallback set is empty (fallbackLayers: "
+                      f"{', '.join(self.cfg['fallbackLayers']) or 'none'}; a generate layer needs "
+                      f"generateMasterSeeds): an entry without caughtBy would survive unjudged")
         self.full_set = full
         layers = {}
         for c in full:
