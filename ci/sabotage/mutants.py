@@ -7,7 +7,8 @@ Each mutant (mutagen.py: relational/arithmetic/logical operators, constants
 statements) becomes an entry without `caughtBy`: the sweep applies it to a
 worker's copy, rebuilds incrementally, and runs the suite's catchers --
 unit tests, every scenario under both strategies at the suite's seed count,
-the sanitizer build's unit tests -- cheapest first, stopping at the first
+the generated programs, the sanitizer build's unit tests, the pytest layer
+(--layers picks some of them) -- cheapest first, stopping at the first
 that fails (killed; a hang past the bound is a timeout, also killed).  A
 mutant that does not build is a compile error, outside the score; one whose
 file compiles to the same object bytes as the original in every build the
@@ -18,6 +19,7 @@ without running a catcher (sweep_objects.py: trivial compiler equivalence).
   python3 ci/sabotage/mutants.py --files 'harness/sim/*.c' --sample 50 --seed 1
   python3 ci/sabotage/mutants.py --diff origin/main     # only mutants on changed lines
   python3 ci/sabotage/mutants.py --list                 # id, key, change; nothing runs
+  python3 ci/sabotage/mutants.py --sample 60 --layers generate   # the generated programs alone
 
 Score = killed / (killed + survived), equivalent mutants (ci/mutants/
 equivalent.txt, by key, and same-object-code) left out.  Exit 0, or 1 when the score is below
