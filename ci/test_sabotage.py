@@ -647,7 +647,7 @@ def test_generate_json_kinds():
     for status, kinds, cls in (("deadlock", ["deadlock"], "deadlock"),
                                ("livelock", ["livelock"], "livelock"),
                                ("process-ended", ["fail-fast"], "fail-fast"),
-                               ("ok", ["misuse", "oracle-healers"], "misuse"),
+                               ("ok", ["oracle-unhealed", "misuse"], "misuse"),  # every kind counts
                                ("ok", ["oracle-stop-drain"], "oracle")):
         f = dict(GEN_FAIL, status=status, kind=kinds[0], kinds=kinds)
         assert harness_json.problems(f) == [], harness_json.problems(f)
