@@ -754,7 +754,9 @@ def test_the_generate_layer_sits_between_the_corpus_and_the_sanitizer_build(tmp_
     assert {x["catcher"] for x in only.fallback_info["leftOut"]} >= {"unit:*", "scenario:*", "asan:*",
                                                                      "pytest:*"}
     # none named: no generate layer (a foreign harness has no generator) ...
-    assert "generate" not in _baseline(tmp_path / "none").fallback_info["layers"]
+    none = _baseline(tmp_path / "none").fallback_info
+    assert "generate" not in none["layers"]
+    assert {"catcher": "generate:*", "reason": "generateMasterSeeds names no master seed"} in none["leftOut"]
     # ... and an entry left to an empty fallback set is refused, not "survived"
     with pytest.raises(sweep.Bad, match="fallback set is empty"):
         _baseline(tmp_path / "empty", [e], fallbackLayers=["generate"])

@@ -89,6 +89,8 @@ class Catchers:
                     for u, why in sorted(self.cfg["fallbackExclude"].items()) if "unit" in on] + left_out
         left_out += [{"catcher": f"{layer}:*", "reason": "fallbackLayers leaves the layer out"}
                      for layer in LAYERS if layer not in on]
+        if "generate" in on and not self.cfg["generateMasterSeeds"]:
+            left_out.append({"catcher": "generate:*", "reason": "generateMasterSeeds names no master seed"})
         if w0.san is None and "asan" in on:
             left_out.append({"catcher": "asan:*", "reason": "fallbackSanitizer is false: no "
                                                             "sanitizer build"})
