@@ -96,6 +96,10 @@ def test_bad_options_are_one_line_and_exit_two(args):
 # (one healer; the mark after the cancelling call), with the words of the check.
 SLIPS = {"healer-start-without-recheck": "exactly one healer",
          "group-marks-before-release": "marks its pool after the call"}
+# the failure kind each slip's generate-failure states (what the sabotage
+# sweep's generate catcher reads, never the signature's prose)
+SLIP_KINDS = {"healer-start-without-recheck": "oracle-healers",
+              "group-marks-before-release": "oracle-mark-order"}
 
 
 @pytest.fixture(scope="module", params=sorted(SLIPS))
@@ -106,11 +110,11 @@ def slipped(request, tmp_path_factory):
     SL.copy_tree(root)
     slip = next(s for s in SL.load() if s["name"] == request.param)
     SL.apply(root, slip)
-    return SL.build(root), root, SLIPS[request.param]
+    return SL.build(root), root, SLIPS[request.param], SLIP_KINDS[request.param]
 
 
 def test_a_slip_is_found_and_shrunk_to_a_scenario_that_replays(slipped):
-    exe, root, words = slipped
+    exe, root, words, kind = slipped
     out = root / "out"
     out.mkdir()
     r, objs = SL.run_generate(exe, 0, 200, 60, out, bound=900)
@@ -120,6 +124,8 @@ def test_a_slip_is_found_and_shrunk_to_a_scenario_that_replays(slipped):
     f = fails[0]
     assert HJ.problems(f) == [], HJ.problems(f)
     assert words in f["signature"]
+    assert (f["status"], f["kind"], f["kinds"][0]) == ("ok", kind, kind), f
+    assert f["runs"] >= 1
     assert f["shrunk_lines"] <= 25 and f.get("preemptions", 99) <= 3, f
     shrunk = out / f"gen-0-{f['index']}-shrunk.scn"
     assert shrunk.read_text() == f["shrunk"]

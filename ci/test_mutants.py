@@ -395,11 +395,27 @@ def test_fixture_diff_keeps_only_changed_lines(fx, tmp_path):
     assert p.returncode == 0 and p.stdout == "", p.stdout
 
 
+def test_layers_judge_by_the_chosen_layers_alone(fx, tmp_path):
+    """--layers unit: the mutant only a scenario catches survives, the units'
+    kill stays, and nothing of another layer ran (the generate layer alone is
+    measured so: docs/generate.md, "As a catcher")."""
+    rc, out, err = run_mutants(fx, tmp_path, "--layers", "unit", "--only", "lib/lib.c:21:17:rel-negate",
+                               "--only", "lib/lib.c:8:14:arith")
+    assert rc == 0, out + err
+    r = {x["id"]: x for x in json.loads((tmp_path / "out" / "results.json").read_text())}
+    assert r["lib/lib.c:21:17:rel-negate"]["outcome"] == "survived", r
+    assert r["lib/lib.c:8:14:arith"]["catcher"] == "unit:test_add"
+    assert all(c.startswith("unit:") for x in r.values() for c in x["ran"]), r
+    score = json.loads((tmp_path / "out" / "score.json").read_text())
+    assert score["layers"] == ["unit"] and score["sanitizer"] is None and score["pytest"] == [], score
+    assert "judged by the unit layer(s) only" in out
+
+
 def test_bad_invocations_exit_two(fx, tmp_path):
     base = [PY, str(SAB / "mutants.py"), "--checkout", str(fx)]
     for extra in (["--operators", "nope"], ["--files", "nothing/*.c"], ["--sample", "0"],
                   ["--only", "lib/lib.c:1:1:arith"], ["--only", "lib/lib.c:arith:000000000000"],
-                  ["--no-such-flag"]):
+                  ["--no-such-flag"], ["--layers", "unit,fuzz"], ["--layers", ","]):
         p = subprocess.run(base + extra + ["--list"], capture_output=True, text=True)
         assert p.returncode == 2, (extra, p.stdout, p.stderr)
     eq = tmp_path / "eq.txt"

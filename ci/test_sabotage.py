@@ -294,6 +294,22 @@ BAD_MANIFESTS = {
     "bad-timeout": (lambda d: d["sabotages"][0].update(timeoutSeconds=-1), "'timeoutSeconds' must be"),
     "no-why": (lambda d: d["sabotages"][0].pop("why"), "'why' (a non-empty string) is required"),
     "no-package": (lambda d: d.pop("package"), "'package'"),
+    "generate-not-a-seed": (lambda d: d["sabotages"][0].update(caughtBy=["generate:x1"]),
+                            "generate catcher 'x1' must name a master seed"),
+    "generate-seed-too-big": (lambda d: d["sabotages"][0].update(caughtBy=["generate:18446744073709551616"]),
+                              "must name a master seed"),
+    "programs-on-a-scenario": (lambda d: d["sabotages"][0].update(caughtBy=[{"scenario": "basic.scn",
+                                                                            "programs": 5}]),
+                               "'programs' (an integer 1..1000000) applies to generate catchers only"),
+    "generate-dfs": (lambda d: d["sabotages"][0].update(caughtBy=[{"generate": 0, "strategy": "dfs"}]),
+                     "a generate catcher's 'strategy' is random, pct or both"),
+}
+# configuration keys: --check reads them too (exit 2, the key named)
+BAD_CONFIG = {
+    "fallbackLayers": (["unit", "fuzz"], "'fallbackLayers' names no layer: fuzz"),
+    "generateMasterSeeds": ([-1], "'generateMasterSeeds' must be whole numbers"),
+    "generatePrograms": (0, "'generatePrograms' must be at least 1"),
+    "generateStrategy": ("dfs", "'generateStrategy' is random, pct or both"),
 }
 
 
@@ -305,6 +321,14 @@ def test_bad_manifest_exits_two_with_position(tmp_path, case):
     assert rc == 2, out + err
     assert message in err, err
     assert re.search(r"sabotage\.json:\d+:\d+: ", err), err
+
+
+@pytest.mark.parametrize("key", sorted(BAD_CONFIG))
+def test_bad_configuration_key_exits_two(tmp_path, key):
+    value, message = BAD_CONFIG[key]
+    p = _write_manifest(tmp_path, lambda d: d.update({key: value}))
+    rc, out, err = run_sweep("--manifest", str(p), "--check")
+    assert rc == 2 and message in err, out + err
 
 
 def test_a_manifest_needs_no_control_nor_caughtby(tmp_path):
@@ -595,3 +619,144 @@ def test_hang_bound_of_a_pytest_catcher_outlasts_a_loaded_start_up(monkeypatch):
     assert bound("unit", "u", timeout=200) == 200 and bound("pytest", "p", timeout=5) == sweep.PYTEST_HANG_FLOOR
     monkeypatch.setattr(sweep_catchers, "load_factor", lambda: 2.5)  # make soak's three hogs
     assert bound("scenario", "s") == 3 * 40.0 * 2.5 and bound("unit", "u") == sweep.HANG_FLOOR * 2.5
+
+
+# ------------------------------------------------------------ the generate catcher
+GEN_FAIL = {"v": 1, "type": "generate-failure", "seed": 0, "index": 12, "program": "gen-0-12.scn",
+            "signature": "oracle-healers (status 0): deadlock: the sim reported misuse", "status": "ok",
+            "kind": "oracle-healers", "kinds": ["oracle-healers", "teardown-close"], "strategy": "pct",
+            "run_seed": 2, "runs": 101, "replay": "tpheal-harness replay --seed 2 --strategy pct gen-0-12.scn"}
+GEN_SUMMARY = {"v": 1, "type": "generate-summary", "seed": 0, "programs": 300, "runs": 2400,
+               "failing_programs": 0, "seconds": 1.9}
+
+
+def test_generate_json_kinds():
+    """The generate catcher reads `generate --json` through the contract:
+    the first generate-failure's status and kinds give the class (as a
+    scenario run's do), its runs the schedules to the catch; the
+    signature's prose is never read (each case's says another class's
+    words)."""
+    import sweep_kinds
+    for o in (GEN_FAIL, GEN_SUMMARY):
+        assert harness_json.problems(o) == [], harness_json.problems(o)
+    line = lambda **kw: json.dumps(kw) + "\n"  # noqa: E731
+    failing = dict(GEN_SUMMARY, programs=13, runs=101, failing_programs=1)
+    parse = sweep_kinds.parse_generate_json
+    got = parse(1, "x\n" + line(**GEN_FAIL) + line(**dict(GEN_FAIL, index=40, runs=300)) + line(**failing))
+    assert got[:4] == (True, "oracle", 101, "gen-0-12"), got
+    for status, kinds, cls in (("deadlock", ["deadlock"], "deadlock"),
+                               ("livelock", ["livelock"], "livelock"),
+                               ("process-ended", ["fail-fast"], "fail-fast"),
+                               ("ok", ["oracle-unhealed", "misuse"], "misuse"),  # every kind counts
+                               ("ok", ["oracle-stop-drain"], "oracle")):
+        f = dict(GEN_FAIL, status=status, kind=kinds[0], kinds=kinds)
+        assert harness_json.problems(f) == [], harness_json.problems(f)
+        assert parse(1, line(**f) + line(**failing))[:3] == (True, cls, 101), (status, kinds)
+    # a pass: the summary's runs are the schedules run
+    assert parse(0, line(**GEN_SUMMARY)) == (False, None, 2400, None, "")
+    # broken runs: no report, a failing count without its failure, a crash, a hang, nothing run
+    assert parse(0, "")[:2] == (True, "vacuous")
+    assert parse(1, line(**failing))[:2] == (True, "assertion")
+    assert parse(-11, line(**GEN_FAIL)[:40])[:2] == (True, "crash")
+    assert parse(None, line(**GEN_FAIL))[:2] == (True, "timeout")
+    assert parse(0, line(**dict(GEN_SUMMARY, programs=0, runs=0)))[:2] == (True, "vacuous")
+    with pytest.raises(sweep.Bad, match="version 2"):
+        parse(0, line(**dict(GEN_SUMMARY, v=2)))
+
+
+def _cfg(**kw):
+    import sweep_config
+    return dict(sweep_config.DEFAULTS, **kw)
+
+
+def test_generate_catcher_command_and_targets(tmp_path):
+    """generate:<master seed> runs `generate --json --no-shrink
+    --max-failures 1` over that seed's first generatePrograms programs (no
+    --seconds: the verdict replays); an object catcher's programs, seeds and
+    strategy override the generate* keys, its args go last.  The unit layer
+    left out, the copy builds the harness only."""
+    import sweep_worker
+    problems = []
+    c = mf._catcher("generate:7", "x", problems)
+    assert not problems and (c.kind, c.name, c.label) == ("generate", "7", "generate:7")
+    w = sweep_worker.Worker(0, tmp_path, tmp_path, [], _cfg(generatePrograms=50), 1)
+    w.harness = "/b/tpheal-harness"
+    assert w.command(c) == ["/b/tpheal-harness", "generate", "--json", "--no-shrink", "--max-failures", "1",
+                            "--seed", "7", "--programs", "50", "--seeds", "4", "--strategy", "both"]
+    o = mf._catcher({"generate": 3, "programs": 9, "seeds": 2, "strategy": "pct", "args": ["--depth", "2"]},
+                    "x", problems)
+    assert not problems and o.programs == 9
+    assert w.command(o)[6:] == ["--seed", "3", "--programs", "9", "--seeds", "2", "--strategy", "pct",
+                                "--depth", "2"]
+    # the program count is part of the catcher's key (its baseline time, its cache)
+    assert sweep.Sweep.key(o) != sweep.Sweep.key(mf.Catcher("generate", "3", seeds=2, strategy="pct",
+                                                            args=["--depth", "2"]))
+    w.fallback_units = ["test_a"]
+    assert w.fallback_targets() == {"test_a", "tpheal-harness", "tpheal-harness-failfast"}
+    w2 = sweep_worker.Worker(0, tmp_path, tmp_path, [], _cfg(fallbackLayers=["generate"]), 1)
+    w2.fallback_units = ["test_a"]
+    assert w2.fallback_targets() == {"tpheal-harness", "tpheal-harness-failfast"}
+    assert w2.san is None  # no asan layer: no sanitizer copy to build
+    assert w.san is not None
+
+
+class _FakeCopy:
+    """A worker whose catchers all pass, each taking its kind's time; with
+    a sanitizer copy and a pytest file, every layer has a catcher."""
+    files = ["ci/test_cli.py"]
+    fallback_units = ["test_b", "test_a"]
+
+    def __init__(self, san=True):
+        from types import SimpleNamespace as NS
+        self.san = NS(fallback_units=["test_a"]) if san else None
+
+    def scenarios(self):
+        return ["x.scn"]
+
+    def command(self, c):
+        return [c.label]
+
+    def run(self, c, bound):
+        secs = {"unit": 0.2, "scenario": 3.0, "generate": 2.0, "asan": 0.5, "pytest": 2.5}[c.kind]
+        return sweep.Run(c.label, [c.label], False, None, secs, "", 0)
+
+
+def _baseline(tmp_path, entries=(), **raw):
+    m = mf.Manifest(str(tmp_path / "m.json"), "t", ".", list(entries), dict({"package": "t"}, **raw))
+    s = sweep.Sweep(tmp_path, m, tmp_path / "w", tmp_path / "o", jobs=1, quiet=True)
+    s.workers, s.source = [_FakeCopy("asan" in s.cfg["fallbackLayers"])], tmp_path
+    (tmp_path / "w").mkdir(parents=True, exist_ok=True)
+    s.run_baseline(list(entries))
+    return s
+
+
+def test_the_generate_layer_sits_between_the_corpus_and_the_sanitizer_build(tmp_path):
+    """One catcher per generateMasterSeeds seed, its own layer after the
+    scenarios; the run order is the baseline's (cheapest first) and relevance
+    (no words in a master seed) gives it no precedence; fallbackLayers
+    leaves layers out, and says so."""
+    s = _baseline(tmp_path, generateMasterSeeds=[0, 5], generatePrograms=120)
+    assert list(s.fallback_info["layers"]) == ["unit", "scenario", "generate", "asan", "pytest"]
+    assert s.fallback_info["layers"]["generate"] == ["generate:0", "generate:5"]
+    gen = [c for c in s.full_set if c.kind == "generate"]
+    assert [(c.programs, c.seeds, c.strategy) for c in gen] == [(120, 4, "both")] * 2
+    # cheapest first, the sanitizer build's last
+    kinds = ["unit", "unit", "generate", "generate", "pytest", "scenario", "asan"]
+    assert [c.kind for c in s.full_set] == kinds
+    e = mf.Entry(0, "healer-start-recheck", "core/src/healer.c", "a", "b", "caught",
+                 "generate finds it: seed 0", None, None, [], None, 1)
+    assert all(sweep.relevance(e, c) == 0 for c in gen)
+    assert [c.kind for c in s.fallback_order(e)] == kinds
+    assert {"catcher": "generate:*", "reason": "fallbackLayers leaves the layer out"} \
+        not in s.fallback_info["leftOut"]
+    only = _baseline(tmp_path / "only", fallbackLayers=["generate"], generateMasterSeeds=[0])
+    assert [c.label for c in only.full_set] == ["generate:0"]
+    assert {x["catcher"] for x in only.fallback_info["leftOut"]} >= {"unit:*", "scenario:*", "asan:*",
+                                                                     "pytest:*"}
+    # none named: no generate layer (a foreign harness has no generator) ...
+    none = _baseline(tmp_path / "none").fallback_info
+    assert "generate" not in none["layers"]
+    assert {"catcher": "generate:*", "reason": "generateMasterSeeds names no master seed"} in none["leftOut"]
+    # ... and an entry left to an empty fallback set is refused, not "survived"
+    with pytest.raises(sweep.Bad, match="fallback set is empty"):
+        _baseline(tmp_path / "empty", [e], fallbackLayers=["generate"])

@@ -122,7 +122,8 @@ elif cmd == "generate":
     if os.environ.get("FAKE_GENFAIL"):
         print(json.dumps({"v": 1, "type": "generate-failure", "seed": int(opt("--seed")), "index": 7,
                           "program": opt("--out") + "/gen-x-7.scn", "signature": "status 0: oracle: fake",
-                          "strategy": "pct", "run_seed": 3, "replay": "%s replay --seed 3 gen-x-7.scn" % sys.argv[0],
+                          "status": "ok", "kind": "oracle-healers", "kinds": ["oracle-healers"],
+                          "strategy": "pct", "run_seed": 3, "runs": 50, "replay": "%s replay --seed 3 gen-x-7.scn" % sys.argv[0],
                           "shrunk_lines": 9, "shrink_runs": 40, "preemptions": 1,
                           "shrunk_replay": "%s replay --schedule r1 gen-x-7-shrunk.scn" % sys.argv[0],
                           "shrunk": "# purpose: generated program x/7, shrunk\n"}))

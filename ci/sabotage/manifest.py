@@ -20,8 +20,10 @@ KINDS = ("assertion", "oracle", "deadlock", "livelock", "misuse", "memory-error"
 ENTRY_KEYS = {"name", "file", "find", "replace", "expect", "why", "buildError",
               "timeoutSeconds", "caughtBy", "failure"}
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-CATCHER_RE = re.compile(r"^(unit|asan|scenario|pytest):([A-Za-z0-9_.\-/]+)$")
-CATCHER_KINDS = ("unit", "asan", "scenario", "pytest")
+CATCHER_RE = re.compile(r"^(unit|asan|scenario|pytest|generate):([A-Za-z0-9_.\-/]+)$")
+# generate:<master seed>: `tpheal-harness generate` over that seed's first
+# generatePrograms programs (sweep_config.py), a verdict that replays
+CATCHER_KINDS = ("unit", "asan", "scenario", "pytest", "generate")
 
 
 class ManifestError(Exception):
@@ -100,12 +102,13 @@ def line_col(text, offset):
 
 @dataclass
 class Catcher:
-    kind: str                 # "unit", "asan", "scenario" or "pytest"
-    name: str                 # executable, scenario file, or pytest file (ci/test_x.py)
-    seeds: int | None = None
+    kind: str                 # "unit", "asan", "scenario", "pytest" or "generate"
+    name: str                 # executable, scenario file, pytest file (ci/test_x.py), or master seed
+    seeds: int | None = None  # scenario: seeds per strategy; generate: per program and strategy
     strategy: str | None = None
     args: list = field(default_factory=list)
     failure: str | None = None  # overrides the entry's `failure` for this catcher
+    programs: int | None = None  # generate: programs of the master seed (None: generatePrograms)
 
     @property
     def label(self):
@@ -161,15 +164,17 @@ def _catcher(spec, where, problems):
         m = CATCHER_RE.match(spec)
         if not m:
             problems.append(f"{where}: catcher '{spec}' is not 'unit:<executable>', "
-                            f"'asan:<executable>', 'scenario:<file.scn>' or 'pytest:<file.py>'")
+                            f"'asan:<executable>', 'scenario:<file.scn>', 'pytest:<file.py>' "
+                            f"or 'generate:<master seed>'")
             return None
         c = Catcher(m.group(1), m.group(2))
     elif isinstance(spec, dict):
         kinds = [k for k in CATCHER_KINDS if k in spec]
-        extra = set(spec) - set(CATCHER_KINDS) - {"seeds", "strategy", "args", "failure"}
+        extra = set(spec) - set(CATCHER_KINDS) - {"seeds", "strategy", "args", "failure", "programs"}
         if len(kinds) != 1 or extra:
             problems.append(f"{where}: a catcher object needs exactly one of 'unit', 'asan', "
-                            f"'scenario' or 'pytest' and only 'seeds', 'strategy', 'args', 'failure' besides"
+                            f"'scenario', 'pytest' or 'generate' and only 'seeds', 'strategy', 'args', "
+                            f"'failure', 'programs' besides"
                             + (f" (unknown: {', '.join(sorted(extra))})" if extra else ""))
             return None
         c = Catcher(kinds[0], str(spec[kinds[0]]))
@@ -179,9 +184,16 @@ def _catcher(spec, where, problems):
                 problems.append(f"{where}: 'seeds' must be an integer 1..1000")
                 return None
             c.seeds = spec["seeds"]
-            if c.kind != "scenario":
-                problems.append(f"{where}: 'seeds' applies to scenario catchers only")
+            if c.kind not in ("scenario", "generate"):
+                problems.append(f"{where}: 'seeds' applies to scenario and generate catchers only")
                 return None
+        if "programs" in spec:
+            if not isinstance(spec["programs"], int) or isinstance(spec["programs"], bool) \
+                    or not 1 <= spec["programs"] <= 1_000_000 or c.kind != "generate":
+                problems.append(f"{where}: 'programs' (an integer 1..1000000) applies to generate "
+                                f"catchers only")
+                return None
+            c.programs = spec["programs"]
         if "strategy" in spec:
             if not isinstance(spec["strategy"], str):
                 problems.append(f"{where}: 'strategy' must be a string")
@@ -205,6 +217,13 @@ def _catcher(spec, where, problems):
         return None
     if c.kind == "pytest" and not c.name.endswith(".py"):
         problems.append(f"{where}: pytest catcher '{c.name}' must name a .py file")
+        return None
+    if c.kind == "generate" and not (re.fullmatch(r"[0-9]{1,20}", c.name) and int(c.name) < 2 ** 64):
+        problems.append(f"{where}: generate catcher '{c.name}' must name a master seed (a whole "
+                        f"number below 2^64)")
+        return None
+    if c.kind == "generate" and c.strategy not in (None, "random", "pct", "both"):
+        problems.append(f"{where}: a generate catcher's 'strategy' is random, pct or both")
         return None
     return c
 

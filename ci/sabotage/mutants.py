@@ -7,7 +7,8 @@ Each mutant (mutagen.py: relational/arithmetic/logical operators, constants
 statements) becomes an entry without `caughtBy`: the sweep applies it to a
 worker's copy, rebuilds incrementally, and runs the suite's catchers --
 unit tests, every scenario under both strategies at the suite's seed count,
-the sanitizer build's unit tests -- cheapest first, stopping at the first
+the generated programs, the sanitizer build's unit tests, the pytest layer
+(--layers picks some of them) -- cheapest first, stopping at the first
 that fails (killed; a hang past the bound is a timeout, also killed).  A
 mutant that does not build is a compile error, outside the score; one whose
 file compiles to the same object bytes as the original in every build the
@@ -18,6 +19,7 @@ without running a catcher (sweep_objects.py: trivial compiler equivalence).
   python3 ci/sabotage/mutants.py --files 'harness/sim/*.c' --sample 50 --seed 1
   python3 ci/sabotage/mutants.py --diff origin/main     # only mutants on changed lines
   python3 ci/sabotage/mutants.py --list                 # id, key, change; nothing runs
+  python3 ci/sabotage/mutants.py --sample 60 --layers generate   # the generated programs alone
 
 Score = killed / (killed + survived), equivalent mutants (ci/mutants/
 equivalent.txt, by key, and same-object-code) left out.  Exit 0, or 1 when the score is below
@@ -41,7 +43,7 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import manifest as mf  # noqa: E402
 import mutagen  # noqa: E402
-from sweep_config import DEFAULTS, Bad, now  # noqa: E402
+from sweep_config import DEFAULTS, LAYERS, Bad, now  # noqa: E402
 from sweep_procs import kill_all, stop_on_signals  # noqa: E402
 from sweep_run import Sweep  # noqa: E402
 
@@ -240,6 +242,9 @@ def main(argv=None):
     ap.add_argument("--race-seeds", type=int, default=10,
                     help="with --sanitizer thread: every scenario also runs in the race build, "
                          "controlled, under both strategies at this many seeds (default 10; 0: none)")
+    ap.add_argument("--layers", default=None, metavar="L,L",
+                    help="judge by these layers of the suite only (default all: " + ",".join(LAYERS)
+                         + "); e.g. --layers generate: the generated programs alone")
     ap.add_argument("--all-catchers", action="store_true",
                     help="run every catcher on each mutant and list them all (slower)")
     ap.add_argument("--equivalent", default=None, help=f"default CHECKOUT/{EQUIV}")
@@ -268,6 +273,13 @@ def main(argv=None):
                       f"known: {', '.join(mutagen.OPERATORS)}")
         if a.sample is not None and a.sample < 1:
             raise Bad("mutants: --sample must be at least 1")
+        layers = LAYERS
+        if a.layers is not None:
+            layers = tuple(x.strip() for x in a.layers.split(",") if x.strip())
+            unknown = [x for x in layers if x not in LAYERS]
+            if unknown or not layers:
+                raise Bad(f"mutants: --layers: unknown layer(s) {', '.join(unknown) or '(none)'}; "
+                          f"known: {', '.join(LAYERS)}")
         p = subprocess.run(["git", "ls-files", "-z"], cwd=checkout, capture_output=True)
         if p.returncode != 0:
             raise Bad(f"mutants: {checkout} is not a git checkout")
@@ -313,7 +325,7 @@ def main(argv=None):
                 raise Bad(*ex.problems)
         # The suite's catchers, whatever the sabotage manifest trims for speed.
         raw.update(fallbackSeeds=a.seeds, fallbackStrategy="both",
-                   fallbackSanitizer=not a.no_sanitizer)
+                   fallbackSanitizer=not a.no_sanitizer, fallbackLayers=list(layers))
         # The pytest layer too: sabotage.json leaves ci/test_golden.py out (its
         # controls change schedules, which that file pins, and no verdict);
         # a generated mutant that changes any run is killed by it.
@@ -369,7 +381,8 @@ def main(argv=None):
     wall = now() - t0
     meta = {"files": patterns, "operators": list(ops), "population": population,
             "diff": a.diff, "sample": a.sample, "seed": a.seed, "ran": len(results),
-            "seeds": a.seeds, "sanitizer": None if a.no_sanitizer else a.sanitizer,
+            "seeds": a.seeds, "sanitizer": None if a.no_sanitizer or "asan" not in layers else a.sanitizer,
+            "layers": list(layers),
             "pytest": sweep.fallback_info["layers"].get("pytest", []),
             "wallSeconds": round(wall, 1),
             "perMutantSeconds": round(sum(r.seconds for r in results) / len(results), 2)}
@@ -381,7 +394,8 @@ def main(argv=None):
           + (f", {counts['stale']} stale" if counts["stale"] else "")
           + (f"; score {counts['score']}%" if counts["score"] is not None else "")
           + (f" (95% interval {counts['interval95'][0]}-{counts['interval95'][1]}%: a sample)"
-             if counts["score"] is not None and a.sample and len(results) < population else ""))
+             if counts["score"] is not None and a.sample and len(results) < population else "")
+          + (f"; judged by the {', '.join(layers)} layer(s) only" if layers != LAYERS else ""))
     print(f"mutants: report {out / 'mutation-report.html'}, survivors {out / 'survivors.txt'}")
     for r in results:
         if r.outcome == "survived" and r.entry.mutant.key not in equivalent:

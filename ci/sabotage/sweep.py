@@ -30,9 +30,10 @@ import manifest as mf  # noqa: E402
 import report as rp  # noqa: E402
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from sweep_config import (CAUGHT_OUTCOMES, CONFIG_TYPES, DEFAULTS, HANG_FACTOR,  # noqa: E402
-                          HANG_FLOOR, OUTPUT_KEEP, PYTEST_HANG_FLOOR, Bad, now, pytest_python)
-from sweep_kinds import (broken_kind, harness_kind, harness_text_kind, parse_harness,  # noqa: E402
-                         parse_harness_json, parse_harness_text, pytest_kind, unit_kind)
+                          HANG_FLOOR, LAYERS, OUTPUT_KEEP, PYTEST_HANG_FLOOR, Bad, config_of, now,
+                          pytest_python)
+from sweep_kinds import (broken_kind, harness_kind, harness_text_kind, parse_generate_json,  # noqa: E402
+                         parse_harness, parse_harness_json, parse_harness_text, pytest_kind, unit_kind)
 from sweep_procs import kill_all, run_bounded, stop_on_signals  # noqa: E402
 from sweep_results import Result, Run  # noqa: E402
 from sweep_catchers import relevance, words  # noqa: E402
@@ -154,6 +155,7 @@ def main(argv=None):
                 sys.stdout = open(os.devnull, "w")
             return 0
         if a.check:
+            config_of(m)  # the configuration keys too (Bad: exit 2)
             stale = []
             for e in m.entries:
                 rel = os.path.normpath(os.path.join(m.root, e.file))

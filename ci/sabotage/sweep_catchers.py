@@ -15,7 +15,7 @@ import re
 import threading
 
 import manifest as mf
-from sweep_config import HANG_FACTOR, OUTPUT_KEEP, PYTEST_HANG_FLOOR, Bad, load_factor, now
+from sweep_config import HANG_FACTOR, LAYERS, OUTPUT_KEEP, PYTEST_HANG_FLOOR, Bad, load_factor, now
 
 # ---------------------------------------------------------------- relevance
 # Words that say nothing about which rule a test holds.
@@ -68,21 +68,36 @@ class Catchers:
         for e in entries:
             for c in e.caught_by:
                 named.setdefault(self.key(c), c)
-        full = [mf.Catcher("unit", u) for u in sorted(w0.fallback_units)]
-        full += [mf.Catcher("scenario", s, seeds=self.cfg["fallbackSeeds"],
-                            strategy=self.cfg["fallbackStrategy"]) for s in w0.scenarios()]
+        on = self.cfg["fallbackLayers"]
+        full = [mf.Catcher("unit", u) for u in sorted(w0.fallback_units)] if "unit" in on else []
+        if "scenario" in on:
+            full += [mf.Catcher("scenario", s, seeds=self.cfg["fallbackSeeds"],
+                                strategy=self.cfg["fallbackStrategy"]) for s in w0.scenarios()]
+        if "generate" in on:
+            # its own layer, after the corpus: the programs nobody wrote
+            full += [mf.Catcher("generate", str(s), seeds=self.cfg["generateSeeds"],
+                                strategy=self.cfg["generateStrategy"], programs=self.cfg["generatePrograms"])
+                     for s in self.cfg["generateMasterSeeds"]]
         if w0.san is not None:
             full += [mf.Catcher("asan", u) for u in sorted(w0.san.fallback_units)]
             if self.cfg["sanitizerScenarioSeeds"]:
                 full += [mf.Catcher("asan", s, seeds=self.cfg["sanitizerScenarioSeeds"], strategy="both")
                          for s in w0.scenarios()]
-        pytest_files, left_out = self.pytest_layer(w0.files)
+        pytest_files, left_out = self.pytest_layer(w0.files) if "pytest" in on else ([], [])
         full += [mf.Catcher("pytest", f) for f in pytest_files]
         left_out = [{"catcher": f"unit:{u}", "reason": str(why)}
-                    for u, why in sorted(self.cfg["fallbackExclude"].items())] + left_out
-        if w0.san is None:
+                    for u, why in sorted(self.cfg["fallbackExclude"].items()) if "unit" in on] + left_out
+        left_out += [{"catcher": f"{layer}:*", "reason": "fallbackLayers leaves the layer out"}
+                     for layer in LAYERS if layer not in on]
+        if "generate" in on and not self.cfg["generateMasterSeeds"]:
+            left_out.append({"catcher": "generate:*", "reason": "generateMasterSeeds names no master seed"})
+        if w0.san is None and "asan" in on:
             left_out.append({"catcher": "asan:*", "reason": "fallbackSanitizer is false: no "
                                                             "sanitizer build"})
+        if not full and any(e.expect != "caught" or not e.caught_by for e in entries):
+            raise Bad("sweep: the fallback set is empty (fallbackLayers: "
+                      f"{', '.join(self.cfg['fallbackLayers']) or 'none'}; a generate layer needs "
+                      f"generateMasterSeeds): an entry without caughtBy would survive unjudged")
         self.full_set = full
         layers = {}
         for c in full:
@@ -248,7 +263,8 @@ class Catchers:
 
     @staticmethod
     def key(c):
-        return c.label + repr((c.seeds, c.strategy, c.args))
+        # a generate catcher's program count is part of what it runs
+        return c.label + repr((c.seeds, c.strategy, c.args)) + (f"x{c.programs}" if c.programs else "")
 
     def order_full_set(self):
         """Cheapest first, the sanitizer build's catchers last (they need a

@@ -38,6 +38,26 @@ DEFAULTS = {
                         "--strategy", "{strategy}", "{scenario}"],
     "defaultSeeds": 200,
     "defaultStrategy": "pct",
+    # The generate layer (docs/generate.md, "As a catcher"): a catcher
+    # generate:<master seed> runs that seed's first generatePrograms programs
+    # (no --seconds: a verdict replays), each under generateSeeds seeds of
+    # generateStrategy, and stops at the first failing program unshrunk
+    # (shrinking is the stress phase's job, not a catcher's).  300 programs x
+    # 4 seeds x both strategies took 1.9-2.1 s in a RelWithDebInfo build on a
+    # loaded 2-core machine; the sweep's Debug copies: see generate.md.  The
+    # layer is one catcher per master seed named here: none by default (a
+    # foreign project's harness has no generator); tpheal's manifest names 0.
+    "generateMasterSeeds": [],
+    "generatePrograms": 300,
+    "generateSeeds": 4,
+    "generateStrategy": "both",
+    # {harness} {seed} {programs} {seeds} {strategy}; a catcher's args go last
+    "generateCommand": ["{harness}", "generate", "--json", "--no-shrink", "--max-failures", "1",
+                        "--seed", "{seed}", "--programs", "{programs}", "--seeds", "{seeds}",
+                        "--strategy", "{strategy}"],
+    # The layers of the fallback set, by catcher kind (the rest are left out
+    # and said so): mutants.py --layers judges mutants by some of them alone.
+    "fallbackLayers": ["unit", "scenario", "generate", "asan", "pytest"],
     # The fallback is the suite as `make test` runs it: every scenario under
     # both strategies at ci/test_scenarios.py's seed count, and the unit
     # executables of the default and the sanitizer build.
@@ -98,7 +118,10 @@ CONFIG_TYPES = {"cmakeArgs": list, "harnessTarget": str, "harnessTargets": list,
                 "fallbackSeeds": int, "fallbackStrategy": str, "fallbackSanitizer": bool,
                 "sanitizerCmakeArgs": list, "baselineTimeoutSeconds": int, "unitPrefixes": list,
                 "sanitizerScenarioSeeds": int, "pytestFiles": list, "pytestExclude": dict,
-                "pytestCommand": list}
+                "pytestCommand": list, "generateMasterSeeds": list, "generatePrograms": int,
+                "generateSeeds": int, "generateStrategy": str, "generateCommand": list,
+                "fallbackLayers": list}
+LAYERS = ("unit", "scenario", "generate", "asan", "pytest")  # the fallback set's, in its order
 # A defect's outcomes that mean "caught" (by the named catchers or not, of
 # the declared kind or not) for the caught share; stale, inert and
 # does-not-compile ran nothing and are counted apart.
@@ -150,4 +173,16 @@ def config_of(manifest):
                     (typ is not bool and isinstance(manifest.raw[k], bool)):
                 raise Bad(f"{manifest.path}: top-level '{k}' must be a {typ.__name__}")
             cfg[k] = manifest.raw[k]
+    bad = [x for x in cfg["fallbackLayers"] if x not in LAYERS]
+    if bad:
+        raise Bad(f"{manifest.path}: top-level 'fallbackLayers' names no layer: "
+                  f"{', '.join(map(str, bad))} (layers: {', '.join(LAYERS)})")
+    if not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2 ** 64
+               for s in cfg["generateMasterSeeds"]):
+        raise Bad(f"{manifest.path}: top-level 'generateMasterSeeds' must be whole numbers 0..2^64-1")
+    for k in ("generatePrograms", "generateSeeds"):
+        if cfg[k] < 1:
+            raise Bad(f"{manifest.path}: top-level '{k}' must be at least 1")
+    if cfg["generateStrategy"] not in ("random", "pct", "both"):
+        raise Bad(f"{manifest.path}: top-level 'generateStrategy' is random, pct or both")
     return cfg

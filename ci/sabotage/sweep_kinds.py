@@ -165,3 +165,38 @@ def parse_harness_json(rc, output, first_seed=0):
     if runs == 0:
         return True, "vacuous", 0, None, "no runs"
     return False, None, runs, None, ""
+
+
+def parse_generate_json(rc, output):
+    """(failed, kind, schedules, seed, note) from `tpheal-harness generate
+    --json --no-shrink --max-failures 1`, read through the harness's
+    contract: the first "generate-failure" object is the catch, classed by
+    its status and kinds as a scenario run's failure is (harness_kind; the
+    signature's prose is not read); its "runs" -- the search's runs up to and
+    including the failing one, over every program before it -- are the
+    schedules to the catch, and "gen-SEED-INDEX" names the program (its
+    `replay` command is in the output).  A summary with programs and no
+    failure is a pass; anything else is a broken run."""
+    if rc is None:
+        return True, "timeout", None, None, "hang bound reached"
+    try:
+        objs = harness_json.scan(output)[0]
+    except harness_json.VersionMismatch as e:
+        raise Bad(f"{e} (harness and ci/ are from different trees)")
+    fails = harness_json.of_type(objs, "generate-failure")
+    sums = harness_json.of_type(objs, "generate-summary")
+    if fails:
+        f = fails[0]
+        return True, harness_kind(f["status"], f["kinds"]), f["runs"], \
+            f"gen-{f['seed']}-{f['index']}", f"program {f['index']}, {f['strategy']} seed {f['run_seed']}"
+    crashed = broken_kind(rc, output)
+    if not sums:
+        if rc == 0:
+            return True, "vacuous", None, None, "exit 0 without a --json report"
+        return True, crashed, None, None, f"exit {rc} without a --json report"
+    s = sums[0]
+    if rc != 0 or s["failing_programs"]:
+        return True, crashed, None, None, f"exit {rc}, {s['failing_programs']} failing programs without a report"
+    if s["programs"] == 0 or s["runs"] == 0:
+        return True, "vacuous", 0, None, "no programs run"
+    return False, None, s["runs"], None, ""

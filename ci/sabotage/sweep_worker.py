@@ -13,7 +13,7 @@ import sys
 
 import manifest as mf
 from sweep_config import Bad, pytest_python
-from sweep_kinds import parse_harness, pytest_kind, unit_kind
+from sweep_kinds import parse_generate_json, parse_harness, pytest_kind, unit_kind
 from sweep_procs import run_bounded
 from sweep_results import Run
 
@@ -47,7 +47,7 @@ class Worker:
         # The sanitizer build of the same copy (its own build dir), when the
         # fallback includes it; built only when a run reaches its catchers.
         self.san = None
-        if cfg.get("fallbackSanitizer") and cmake_args is None:
+        if cfg.get("fallbackSanitizer") and "asan" in cfg["fallbackLayers"] and cmake_args is None:
             self.san = Worker(idx, checkout, workroot, files, cfg, jobs, source,
                               build="build-san", cmake_args=cfg["sanitizerCmakeArgs"])
 
@@ -153,16 +153,18 @@ class Worker:
         return set(self.fallback_units) | extra
 
     def fallback_targets(self):
-        """What the fallback set needs: every unit executable it runs and the
-        harness -- not the whole tree (the installable libraries, the
-        conformance and bench programs cannot catch anything here)."""
-        return set(self.fallback_units) | set(self.cfg["harnessTargets"])
+        """What the fallback set needs: every unit executable it runs (when
+        the unit layer is in it) and the harness -- not the whole tree (the
+        installable libraries, the conformance and bench programs cannot
+        catch anything here)."""
+        units = set(self.fallback_units) if "unit" in self.cfg["fallbackLayers"] else set()
+        return units | set(self.cfg["harnessTargets"])
 
     def command(self, c):
         if c.kind == "asan":
             if self.san is None:
                 raise Bad(f"sweep: catcher '{c.label}' needs the sanitizer build "
-                          f"(fallbackSanitizer is off)")
+                          f"(fallbackSanitizer is off, or fallbackLayers leaves asan out)")
             if c.name.endswith(".scn"):  # a scenario in the sanitizer build
                 return self.san.command(mf.Catcher("scenario", c.name, seeds=c.seeds,
                                                    strategy=c.strategy, args=c.args))
@@ -180,6 +182,8 @@ class Worker:
             return list(cmd) + list(c.args)
         if not self.harness:
             raise Bad(f"sweep: the harness target '{self.cfg['harnessTarget']}' was not built")
+        if c.kind == "generate":
+            return self.generate_command(c)
         scn = self.src / self.cfg["scenarioDir"] / c.name
         if not scn.is_file():
             raise Bad(f"sweep: scenario '{c.name}' not found in {self.cfg['scenarioDir']}/")
@@ -194,6 +198,16 @@ class Worker:
         if "{args...}" not in self.cfg["scenarioCommand"]:
             out += list(c.args)
         return out
+
+    def generate_command(self, c):
+        """`tpheal-harness generate` over master seed c.name: the configured
+        command with the catcher's programs, seeds and strategy (else the
+        generate* keys'), then its args."""
+        return [part.format(harness=self.harness, seed=c.name,
+                            programs=c.programs or self.cfg["generatePrograms"],
+                            seeds=c.seeds or self.cfg["generateSeeds"],
+                            strategy=c.strategy or self.cfg["generateStrategy"])
+                for part in self.cfg["generateCommand"]] + list(c.args)
 
     def run(self, c, bound):
         cmd = self.command(c)
@@ -221,5 +235,6 @@ class Worker:
             failed = rc != 0
             kind = unit_kind(rc, out) if failed else None
             return Run(c.label, cmd, failed, kind, secs, out, rc)
-        failed, kind, scheds, seed, note = parse_harness(rc, out)
+        parse = parse_generate_json if c.kind == "generate" else parse_harness
+        failed, kind, scheds, seed, note = parse(rc, out)
         return Run(c.label, cmd, failed, kind, secs, out, rc, scheds, seed, note)

@@ -148,8 +148,10 @@ static void shrink_one(const cli_exe *x, const gen_options *o, const gen_program
     scn_text_free(&cmd);
 }
 
+/* runs: the search's runs so far, the failing one included (what the
+ * sabotage sweep's generate catcher reports as its schedules to the catch). */
 static void report_failure(const cli_exe *x, const gen_options *o, const gen_program *p, const gen_failure *f,
-                           const shrunk *sh, const char *path) {
+                           const shrunk *sh, const char *path, uint64_t runs) {
     scn_text cmd = {0};
     scn_replay_by_seed(&cmd, x->argv0, &f->how, path);
     if (o->json) {
@@ -159,8 +161,13 @@ static void report_failure(const cli_exe *x, const gen_options *o, const gen_pro
         scn_json_u64(&j, "index", p->index);
         scn_json_str(&j, "program", path);
         scn_json_str(&j, "signature", f->signature);
+        /* the verdict's data, as run --json's failure objects state it: the
+         * driver reads these, never the signature's prose */
+        scn_json_str(&j, "status", f->status >= 0 ? sched_status_name((sched_status)f->status) : "native");
+        scn_failures_json(&j, &f->list);
         scn_json_str(&j, "strategy", cli_strategy_name(f->how.strategy));
         scn_json_u64(&j, "run_seed", f->how.seed);
+        scn_json_u64(&j, "runs", runs);
         scn_json_str(&j, "replay", cmd.s);
         if (sh) {
             scn_json_u64(&j, "shrunk_lines", sh->lines);
@@ -239,7 +246,7 @@ int cmd_generate(const cli_exe *x, int argc, char **argv) {
                     write_file(spath, sh.text);
                 }
             }
-            report_failure(x, &o, &p, &f, o.shrink ? &sh : NULL, path);
+            report_failure(x, &o, &p, &f, o.shrink ? &sh : NULL, path, runs);
             if (o.shrink) free(sh.text);
             gen_failure_free(&f);
         } else if (*perr) {

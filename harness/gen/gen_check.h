@@ -28,6 +28,7 @@ typedef struct gen_failure {
     char *failures;         /* the runner's lines */
     char *schedule;         /* the run's schedule string */
     char *signature;        /* gen_failure_signature: what "the same failure" compares */
+    scn_failures list;      /* the run's failures as data: generate --json's kind and kinds */
 } gen_failure;
 
 void gen_failure_free(gen_failure *);

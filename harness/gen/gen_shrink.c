@@ -15,6 +15,7 @@ void gen_failure_free(gen_failure *f) {
     free(f->failures);
     free(f->schedule);
     free(f->signature);
+    scn_failures_free(&f->list);
     memset(f, 0, sizeof *f);
 }
 
@@ -63,6 +64,7 @@ static bool run_once(const scn_scenario *s, const scn_run_opts *ro, const char *
             out->schedule = scn_strdup(r.schedule);
             out->signature = sig;
             sig = NULL;
+            scn_failures_copy(&out->list, &r.failure_list);
         }
         free(sig);
     }

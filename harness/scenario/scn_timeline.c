@@ -202,7 +202,11 @@ static void name_lanes(run_state *run, scn_tl *tl) {
         const char *pool = NULL;
         char buf[96];
         if (!strstr(l->who, "pool worker")) {
-            snprintf(l->label, sizeof l->label, "thread %s", l->who);
+            /* through a copy: GCC 12 at -O0 (the sweep's Debug copies, -Werror)
+             * calls two fields of one lane an overlap (-Wrestrict) */
+            char who[sizeof l->who];
+            memcpy(who, l->who, sizeof who);
+            snprintf(l->label, sizeof l->label, "thread %s", who);
             continue;
         }
         for (j = 0; j < tl->nmarks && !pool; j++) {
