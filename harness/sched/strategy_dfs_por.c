@@ -526,6 +526,7 @@ uint32_t sched_dfs_por_choice(sched *s, sched_dfs *d, uint64_t opts, uint32_t cu
     d->step_nodes = (uint32_t)d->pos;
     if (cur && pick != cur) {
         d->preempt++;
+        d->last_spend = d->pos;
         if (d->preempt > d->max_used) d->max_used = d->preempt;
     }
     return pick;
