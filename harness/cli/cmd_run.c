@@ -170,6 +170,7 @@ static void report_failure(run_watch *w, const scn_run_opts *ro, const scn_run_o
         scn_failures_json(&j, &r->failure_list);
         scn_json_u64(&j, "line", (uint64_t)(r->failed_check && r->fail_line > 0 ? r->fail_line : 0));
         scn_json_str(&j, "schedule", r->schedule);
+        scn_json_u64(&j, "preemptions", r->preemptions);
         scn_json_str(&j, "race", r->race);
         scn_json_str(&j, "fairness", r->fairness);
         scn_json_str(&j, "replayed", verdict);

@@ -91,7 +91,8 @@ static void print_found_by(FILE *out, const scn_scenario *s, const scn_run_opts 
     fprintf(out, "  found by: seed %llu, %s", (unsigned long long)ro->seed, sched_strategy_name(ro->strategy));
     if (ro->strategy == SCHED_STRATEGY_PCT)
         fprintf(out, " depth %u steps %llu", ro->depth, (unsigned long long)ro->pct_steps);
-    fprintf(out, ", %llu choices; replay by seed: ", (unsigned long long)r->choice_points);
+    fprintf(out, ", %llu choices, %llu preemptions; replay by seed: ", (unsigned long long)r->choice_points,
+            (unsigned long long)r->preemptions);
     scn_replay_by_seed(&cmd, c->exe, ro, s->path);
     fprintf(out, "%s\n", cmd.s ? cmd.s : "");
     scn_text_free(&cmd);
