@@ -77,6 +77,7 @@ typedef struct options {
     bool replay_continue;       /* replay --continue: past where the schedule stops fitting, seeded */
     const char *save_schedules; /* run: write each reported schedule to a file here */
     uint64_t shrink_seconds;    /* run: each seeded failure's shrink budget (0: no shrinking) */
+    uint64_t shrink_runs;       /* run: the shrink's runs a preemption bound */
     char *schedule_owned;       /* --schedule-file's contents */
     const struct cli_exe *exe;  /* who this process is (set by the command after parsing) */
 } options;

@@ -108,7 +108,7 @@ static const scn_shrink_result *shrink_failure(run_watch *w, const scn_run_opts 
     scn_shrink_budget b;
     if (ro->native || ro->schedule || ro->strategy == SCHED_STRATEGY_DFS || r->status < 0) return NULL;
     b.max_preemptions = SCN_SHRINK_PREEMPTIONS;
-    b.runs_per_bound = SCN_SHRINK_RUNS_PER_BOUND;
+    b.runs_per_bound = w->o->shrink_runs;
     b.prefix_runs = SCN_SHRINK_PREFIX_RUNS;
     b.max_seconds = (double)w->o->shrink_seconds;
     return scn_shrinks_for(&w->shrinks, w->s, &b, r);

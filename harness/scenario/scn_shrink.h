@@ -12,7 +12,8 @@
  *      search completed;
  *   2. at that bound the search goes on for prefix_runs more runs, keeping
  *      the failing run whose choice prefix (the choice points up to its last
- *      preemption: past it every thread runs until it blocks) is shortest.
+ *      one off the non-preemptive default: past it every thread runs until
+ *      it blocks, sched_dfs_run_prefix) is shortest.
  *
  * Bounded: runs per bound and a wall-time budget for the whole; the result
  * says which cut it (the runs are deterministic, the time is not: a cut by

@@ -178,9 +178,9 @@ static uint32_t next_choice(sched *s, uint8_t kind, uint32_t n, bool costly) {
     }
     d->pos++;
     if (d->pos > d->max_depth) d->max_depth = d->pos;
+    if (x->chosen > 0) d->last_spend = d->pos;
     if (costly && x->chosen > 0) {
         d->preempt++;
-        d->last_spend = d->pos;
         if (d->preempt > d->max_used) d->max_used = d->preempt;
     }
     return x->chosen;
