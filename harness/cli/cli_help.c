@@ -64,11 +64,13 @@ static const command_help HELP[] = {
      "Schedules per CPU second of the reference race against the raw fiber switch rate."},
     {"stress-batch", "stress-batch --mode controlled|native [--strategy random|pct] [--depth D]\n"
                      "          [--pct-steps K] --base SEED [--first J] [--count N] [--max-ms MS]\n"
-                     "          [--max-run-ms MS] [--max-failures F] FILE",
+                     "          [--max-run-ms MS] [--max-failures F] [--shrink-seconds S] FILE",
      "Many seeded runs of one scenario in one process, for ci/stress.py (docs/stress.md): runs\n"
      "j = J, J+1, ... with seeds derived from SEED, until N runs or MS of wall time, then one\n"
      "JSON object (type \"batch\", harness/json-schema.json): the runs, distinct interleavings\n"
-     "and the first F failures, each with the commands that replay it.  --max-run-ms skips a\n"
+     "and the first F failures, each with the commands that replay it and (controlled) its\n"
+     "shortest failing schedule, each distinct failure shrunk once within S seconds (default\n"
+     "10, 0: none; as run's).  --max-run-ms skips a\n"
      "native batch whose one run would take longer.  Exit 0 ran (verdicts in the JSON), 2 bad\n"
      "input, 4 the scenario needs the other (fail-fast) build."},
     {"stress-faultloop", "stress-faultloop --seed SEED [--max-sites N] [--only KIND:N [--trace]]\n"

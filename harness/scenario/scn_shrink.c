@@ -110,7 +110,7 @@ void scn_shrink_describe(scn_text *t, const scn_shrink_result *r, bool runs) {
                                          : " (fewer preemptions not ruled out: a lower bound's search was cut)");
     else
         scn_text_printf(t, "no schedule with at most %u preemptions fails the same way", r->max_bound);
-    if (runs) scn_text_printf(t, "; %llu runs", (unsigned long long)r->runs);
+    if (runs) scn_text_printf(t, "; %llu run%s", (unsigned long long)r->runs, r->runs == 1 ? "" : "s");
     if (r->cut == SCN_SHRINK_CUT_TIME) scn_text_printf(t, "; STOPPED EARLY at the time budget");
     else if (r->cut == SCN_SHRINK_CUT_RUNS) scn_text_printf(t, "; a bound's search STOPPED EARLY at its run budget");
 }
