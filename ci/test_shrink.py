@@ -112,3 +112,17 @@ def test_stress_batch_failures_carry_their_shortest_schedule(order):
     for f in b["failures"]:
         assert f["shrunk_preemptions"] == 0 and f["shrunk_cut"] == "", f
         assert f["shrunk_replay"].split()[1:3] == ["replay", "--schedule"], f
+
+
+def test_the_sweep_transcript_leads_with_the_shortest_schedule(order):
+    """ci/sabotage's transcript of a scenario catcher names the shrunk replay
+    the harness's JSON carries (sweep_entry.shortest_schedule)."""
+    sys.path.insert(0, str(REPO / "ci" / "sabotage"))
+    import sweep_entry
+    out = run("run", "--json", "--no-replay", "--seeds", "3", "--strategy", "pct", str(order)).stdout
+    lead = sweep_entry.shortest_schedule(out).splitlines()
+    assert lead[0].startswith("shortest failing schedule: 0 preemptions, choice prefix "), lead
+    assert "(order-broken at line 9; found by pct seed " in lead[0], lead
+    assert lead[1].startswith("  replay: ") and " replay --schedule 'T1/idle:" in lead[1], lead
+    assert sweep_entry.shortest_schedule(run("run", "--json", "--seeds", "1", "--shrink-seconds", "0",
+                                             str(order)).stdout) == ""
