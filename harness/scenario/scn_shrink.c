@@ -16,14 +16,18 @@ bool scn_shrink_same_check(void *original, const scn_run_out *r) {
     return scn_failure_same(&r->failure_list.v[0], &o->failure_list.v[0]);
 }
 
-static bool out_of_time(const scn_shrink_budget *b, double t0) {
-    return b->max_seconds > 0 && scn_wall_seconds() - t0 >= b->max_seconds;
+/* Whether the next run would end past the budget, if it takes as long as
+ * the last one: a livelocked run is a million steps (2.5 s each, measured on
+ * group-release-stops-rearms.scn with its sabotage), and checking only
+ * before a run overran a 10 s budget by half a run. */
+static bool out_of_time(const scn_shrink_budget *b, double t0, double last_run) {
+    return b->max_seconds > 0 && scn_wall_seconds() - t0 + last_run >= b->max_seconds;
 }
 
 /* The search at one bound.  True when it found a failing run (out->hit, the
  * shortest prefix of those it met); *complete when its tree ran out. */
 static bool search_bound(const scn_scenario *s, const scn_shrink_budget *b, unsigned bound, scn_shrink_same_fn same,
-                         void *ctx, double t0, scn_shrink_result *out, bool *complete, int *rc) {
+                         void *ctx, double t0, double *last_run, scn_shrink_result *out, bool *complete, int *rc) {
     sched_dfs *d = sched_dfs_new(bound);
     bool hit = false;
     uint64_t past_hit = 0;
@@ -36,7 +40,8 @@ static bool search_bound(const scn_scenario *s, const scn_shrink_budget *b, unsi
     while (sched_dfs_runs(d) < b->runs_per_bound) {
         scn_run_opts ro;
         scn_run_out r;
-        if (out_of_time(b, t0)) {
+        double started;
+        if (out_of_time(b, t0, *last_run)) {
             out->cut = SCN_SHRINK_CUT_TIME;
             break;
         }
@@ -46,6 +51,7 @@ static bool search_bound(const scn_scenario *s, const scn_shrink_budget *b, unsi
         ro.seed = sched_dfs_runs(d) + 1;
         ro.tail_on_failure = true;
         out->runs++;
+        started = scn_wall_seconds();
         if (scn_run(s, &ro, &r) != 0 || r.declined) {
             scn_run_out_free(&r);
             break;
@@ -59,7 +65,9 @@ static bool search_bound(const scn_scenario *s, const scn_shrink_budget *b, unsi
         } else {
             scn_run_out_free(&r);
         }
-        if (hit && past_hit++ >= b->prefix_runs) break;
+        *last_run = scn_wall_seconds() - started;
+        /* a prefix of 0 is the default extension itself: none is shorter */
+        if (hit && (out->prefix == 0 || past_hit++ >= b->prefix_runs)) break;
         if (!sched_dfs_advance(d)) {
             *complete = sched_dfs_complete(d);
             break;
@@ -72,7 +80,7 @@ static bool search_bound(const scn_scenario *s, const scn_shrink_budget *b, unsi
 
 int scn_shrink(const scn_scenario *s, const scn_shrink_budget *b, scn_shrink_same_fn same, void *ctx,
                scn_shrink_result *out) {
-    double t0 = scn_wall_seconds();
+    double t0 = scn_wall_seconds(), last_run = 0;
     bool lower_complete = true;
     unsigned bound;
     int rc = 0;
@@ -80,7 +88,7 @@ int scn_shrink(const scn_scenario *s, const scn_shrink_budget *b, scn_shrink_sam
     out->max_bound = b->max_preemptions;
     for (bound = 0; bound <= b->max_preemptions && rc == 0; bound++) {
         bool complete;
-        if (search_bound(s, b, bound, same, ctx, t0, out, &complete, &rc)) {
+        if (search_bound(s, b, bound, same, ctx, t0, &last_run, out, &complete, &rc)) {
             out->found = true;
             out->fewest_proven = lower_complete;
             break;
