@@ -173,7 +173,7 @@ int gen_shrink_schedule(const char *path, const char *text, const char *same, ui
     b.runs_per_bound = max_runs;
     b.prefix_runs = SCN_SHRINK_PREFIX_RUNS;
     b.max_seconds = 0; /* generate's budget is its runs: its output stays a function of the seed */
-    scn_shrink(s, &b, same_signature, (void *)same, &res);
+    scn_shrink(s, &b, same_signature, (void *)same, NULL, &res);
     *runs += res.runs;
     if (res.found) {
         out->how.strategy = SCHED_STRATEGY_DFS; /* the schedule replays it; the search is gone */

@@ -6,6 +6,13 @@
  * the first failure) -- with the fewest preemptions, then the shortest
  * choice prefix:
  *
+ *   0. the failing schedule itself, when there is one: its shortest prefix
+ *      that, followed by the non-preemptive default, still fails the same
+ *      way (bisection), then each of its switches of thread, last first,
+ *      turned into a non-switch while it still fails -- tens of runs, and
+ *      what a large scenario needs (the healer started twice on
+ *      many-pools-churn.scn: 2,222 preemptions in the random walk's run;
+ *      the bounded search found nothing at 0-2 preemptions in 120 s);
  *   1. the bounded search with the partial-order reduction (sched_dfs.h) at
  *      0, 1, ... max_preemptions preemptions; the first bound with a failing
  *      run is the fewest a bounded search proves, when every lower bound's
@@ -73,9 +80,11 @@ typedef bool (*scn_shrink_same_fn)(void *ctx, const scn_run_out *r);
  * the same check (scn_failure_same) as `original`'s, with the same status. */
 bool scn_shrink_same_check(void *original, const scn_run_out *r);
 
-/* Shrinks; returns 0, or -1 when out of memory (result then holds what was found). */
+/* Shrinks; `origin` (may be NULL) is the failing run's schedule, shrunk
+ * first (step 0 above).  Returns 0, or -1 when out of memory (result then
+ * holds what was found). */
 int scn_shrink(const scn_scenario *, const scn_shrink_budget *, scn_shrink_same_fn same, void *ctx,
-               scn_shrink_result *);
+               const char *origin, scn_shrink_result *);
 void scn_shrink_result_free(scn_shrink_result *);
 
 /* "1 preemption, choice prefix 12 (fewest: every lower bound searched)" and
