@@ -126,9 +126,9 @@ static void report_failure(run_watch *w, const scn_run_opts *ro, const scn_run_o
     if (w->t->failures > FULL_REPORTS && !o->json) {
         const char *nl = r->failures ? strchr(r->failures, '\n') : NULL;
         scn_text cmd = {0};
-        /* the shortest schedule's replay when there is one (found once, above) */
-        if (shrunk && shrunk->found) scn_replay_by_schedule(&cmd, o->exe->argv0, shrunk->hit.schedule, NULL, s->path);
-        else scn_replay_command(&cmd, o->exe->argv0, ro, r, s->path);
+        /* the run's own replay: the line quotes its failure (the full
+         * reports above led with the shortest schedule of each distinct one) */
+        scn_replay_command(&cmd, o->exe->argv0, ro, r, s->path);
         printf("FAILURE %s seed %llu %s: %.*s  (replay: %s)\n", s->path, (unsigned long long)ro->seed,
                cli_strategy_name(ro->strategy), r->failures ? (nl ? (int)(nl - r->failures) : (int)strlen(r->failures)) : 0,
                r->failures ? r->failures : "", cmd.s ? cmd.s : "free-running: a seed does not replay");

@@ -96,7 +96,7 @@ static void print_found_by(FILE *out, const scn_scenario *s, const scn_run_opts 
     scn_replay_by_seed(&cmd, c->exe, ro, s->path);
     fprintf(out, "%s\n", cmd.s ? cmd.s : "");
     scn_text_free(&cmd);
-    if (c->verdict) fprintf(out, "  its schedule replayed once: %s\n", c->verdict);
+    if (c->verdict) fprintf(out, "  replayed once by its schedule: %s\n", c->verdict);
 }
 
 void scn_report_print(FILE *out, const scn_scenario *s, const scn_run_opts *ro, const scn_run_out *orig,
