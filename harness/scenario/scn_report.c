@@ -118,7 +118,8 @@ void scn_report_print(FILE *out, const scn_scenario *s, const scn_run_opts *ro, 
     }
     fprintf(out, "  purpose: %s\n", s->purpose);
     if (shrunk)
-        fprintf(out, "  below: the shortest failing schedule's run (bounded search, idle time)\n");
+        fprintf(out, "  below: the shortest failing schedule's run%s\n",
+                strncmp(r->schedule ? r->schedule : "", "T1/idle:", 8) == 0 ? " (bounded search, idle time)" : "");
     else if (ro->native)
         fprintf(out, "  mode: native (free-running; a seed does not replay the interleaving)  seed: %llu\n",
                 (unsigned long long)ro->seed);
