@@ -242,6 +242,14 @@ static bool shrink_origin(const scn_scenario *s, const scn_shrink_budget *b, scn
         free(it.v);
         return false;
     }
+    hi = 0;
+    /* no prefix at all: the non-preemptive default run itself (a livelock's
+     * run is ~2.5 s: bisecting it first spent a 10 s budget on a failure
+     * this one run shows) */
+    if (try_prefix(s, &it, 0, same, ctx, last_run, out, &hit)) {
+        found = true;
+        goto done;
+    }
     hi = it.n;
     /* invariant: hi items fail (the whole schedule replays the failure) */
     if (!try_prefix(s, &it, hi, same, ctx, last_run, out, &hit)) goto done;
