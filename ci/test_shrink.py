@@ -133,3 +133,20 @@ def test_the_sweep_transcript_leads_with_the_shortest_schedule(order):
     assert lead[1].startswith("  replay: ") and " replay --schedule 'T1/idle:" in lead[1], lead
     assert sweep_entry.shortest_schedule(run("run", "--json", "--seeds", "1", "--shrink-seconds", "0",
                                              str(order)).stdout) == ""
+
+
+def test_the_stress_failure_file_leads_with_the_shortest_schedule(order):
+    """ci/stress.py's failure file: a batch failure's shrunk_* fields lead it,
+    its replay by seed stays (stress.shrunk_of, failure_text)."""
+    import stress
+    p = run("stress-batch", "--mode", "controlled", "--base", "0x5", "--count", "2", str(order))
+    [b] = HJ.of_type(HJ.objects(p.stdout), "batch")
+    f = b["failures"][0]
+    sh = stress.shrunk_of(f)
+    entry = {"scenario": str(order), "mode": "controlled", "strategy": "random", "seed": 1, "status": f["status"],
+             "kind": f["kind"], "reason": f["reason"], "replay": f["replay"], "shrunk": sh}
+    lines = stress.failure_text(entry, 5).splitlines()
+    assert lines[0].startswith("shortest failing schedule: 0 preemptions (fewest), choice prefix "), lines
+    assert lines[1:3] == ["replay:", f"  {f['shrunk_replay']}"], lines
+    assert f"  {f['replay']}" in lines  # the seed's replay stays
+    assert stress.shrunk_of({"replay": "x"}) is None
