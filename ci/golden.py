@@ -72,7 +72,7 @@ DFS_MAX_RUNS = 300
 # down (the reduced search is the costliest item: ~1/3 of all).
 DFS_RUN_MAX_RUNS = 100
 # Wall-time fields: the only ones of these objects that depend on the machine.
-TIME_FIELDS = frozenset({"seconds", "schedules_per_sec"})
+TIME_FIELDS = frozenset({"seconds", "schedules_per_sec", "shrunk_seconds"})
 # The behaviour-class count (sched_trace.c) came after the corpus and leaves
 # every run as it was; it is kept out of the digests so they pin the runs,
 # not the report's fields (ci/test_unit.py pins the count on the hand-counted

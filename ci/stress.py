@@ -421,6 +421,9 @@ class Run:
             entry["replay_schedule"] = self.wrapped(f["replay_schedule"])
         if f.get("schedule"):
             entry["schedule"] = f["schedule"]
+        shrunk = shrunk_of(f)
+        if shrunk:
+            entry["shrunk"] = dict(shrunk, replay=self.wrapped(shrunk["replay"]) if shrunk.get("replay") else "")
         if "j" in f:  # the same run as its batch made it: seed splitmix64(base + j)
             entry["batch_replay"] = " ".join(
                 [self.rel_exe(b.scenario, b.mode), shjoin(H.batch_cmd("", b, 1, 0, pct_steps)[1:])]).replace(
@@ -505,7 +508,8 @@ class Run:
             seed = entry["seed"]
             name = failure_file_name(entry)
             entry["file"] = rel(self.fail_dir / name)
-        draw = H.timeline_argv(entry["replay"], self.fail_dir / (name[:-4] + ".html")) \
+        lead = entry.get("shrunk", {}).get("replay") or entry["replay"]  # the picture of the shortest run
+        draw = H.timeline_argv(lead, self.fail_dir / (name[:-4] + ".html")) \
             if entry["mode"] == "controlled" and not self.wrapper else None
         if draw and self.call(draw, 60, entry["mode"]).returncode in (0, 1):
             entry["timeline"] = rel(self.fail_dir / (name[:-4] + ".html"))  # the picture beside the text
@@ -518,7 +522,9 @@ class Run:
             return
         self.progress.note(f"FAILED {entry['scenario']} ({entry['mode']}, seed {seed}): "
                            f"{entry['status']} {entry['reason'][:120]}\n"
-                           f"  {entry.get('replay_label', 'replay')}: {entry['replay']}")
+                           + (f"  shortest ({entry['shrunk']['preemptions']} preemptions): {entry['shrunk']['replay']}\n"
+                              if entry.get("shrunk", {}).get("replay") else "")
+                           + f"  {entry.get('replay_label', 'replay')}: {entry['replay']}")
 
     # ---- fault loop ---------------------------------------------------------
     def phase_faultloop(self):
@@ -764,8 +770,34 @@ def children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
+def shrunk_of(f: dict) -> dict | None:
+    """A batch failure's shortest failing schedule (the harness's shrunk_*
+    fields, harness/scenario/scn_shrink.h), or None when it was not shrunk."""
+    if "shrunk_runs" not in f:
+        return None
+    return {"schedule": f.get("shrunk_schedule", ""), "replay": f.get("shrunk_replay", ""),
+            "preemptions": f.get("shrunk_preemptions"), "prefix": f.get("shrunk_prefix"),
+            "choices": f.get("shrunk_choices"), "fewest_proven": f.get("shrunk_fewest_proven", False),
+            "runs": f["shrunk_runs"], "seconds": f.get("shrunk_seconds", 0), "cut": f.get("shrunk_cut", "")}
+
+
+def shrunk_lines(sh: dict) -> list[str]:
+    """The report's lead: the shortest failing schedule and its replay, or
+    why there is none; the budget's cut named."""
+    cut = {"time": "; STOPPED EARLY at the time budget",
+           "runs": "; a bound's search STOPPED EARLY at its run budget"}.get(sh["cut"], "")
+    if not sh.get("replay"):
+        return [f"shortest failing schedule: none with at most 3 preemptions fails the same way "
+                f"({sh['runs']} runs{cut})", ""]
+    proven = "fewest" if sh["fewest_proven"] else "fewer not ruled out"
+    return [f"shortest failing schedule: {sh['preemptions']} preemptions ({proven}), choice prefix "
+            f"{sh['prefix']} of {sh['choices']} choices ({sh['runs']} runs{cut})",
+            "replay:", f"  {sh['replay']}", ""]
+
+
 def failure_text(e: dict, master: int) -> str:
-    lines = [f"scenario:  {e['scenario']}", f"mode:      {e['mode']}"]
+    lines = shrunk_lines(e["shrunk"]) if e.get("shrunk") else []
+    lines += [f"scenario:  {e['scenario']}", f"mode:      {e['mode']}"]
     if e.get("strategy"):
         lines.append(f"strategy:  {e['strategy']}" + (f" depth {e['depth']}" if e['strategy'] == 'pct' else ""))
     if e.get("fault"):

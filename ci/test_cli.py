@@ -99,7 +99,9 @@ def test_printed_replay_commands_run_as_pasted_and_reproduce(race, how):
 
 def test_pct_failure_replays_as_pct_with_its_depth_and_steps(race):
     h = exe()
-    p = run([h, "run", "race.scn", "--seeds", "60", "--strategy", "pct", "--depth", "2"], cwd=race)
+    # the report as the run ran (the seed's own run, not its shortest schedule's)
+    p = run([h, "run", "race.scn", "--seeds", "60", "--strategy", "pct", "--depth", "2", "--shrink-seconds", "0"],
+            cwd=race)
     c = next(c for c in printed_commands(p.stdout) if "--seed " in c)
     assert re.search(r" replay --seed \d+ --strategy pct --depth 2 --pct-steps \d+ race.scn$", c), c
     seed = re.search(r"--seed (\d+)", c).group(1)
@@ -305,7 +307,7 @@ def test_failfast_scenario_replay_names_the_sibling_and_runs_as_pasted(tmp_path)
         "# purpose: a fail-fast build scenario with a false expectation\nbuild fail-fast\n"
         "work W\nthread A\n  submit W\n  wait W\nend\nexpect calls(W) == 2\n")
     h = os.path.relpath(exe(), tmp_path)
-    p = run([h, "run", "ff.scn", "--seed", "2"], cwd=tmp_path)
+    p = run([h, "run", "ff.scn", "--seed", "2", "--shrink-seconds", "0"], cwd=tmp_path)  # both commands: the run's
     assert p.returncode == 1 and "(fail-fast core, sim pool)" in p.stdout, p.stdout
     cmds = printed_commands(p.stdout)
     assert len(cmds) == 2, cmds

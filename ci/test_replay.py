@@ -301,10 +301,19 @@ def test_a_failed_batchs_commands_reproduce_its_failures_as_pasted(tmp_path, str
             ["--strategy", strategy] + (["--depth", "2"] if strategy == "pct" else [])
         if strategy == "pct":
             assert f" --pct-steps {batch['pct_steps']} " in f["replay"] and batch["pct_steps"] != 200, (batch, f)
-        r = subprocess.run([argv0, "run", scn, "--seed", str(seed), *recipe], cwd=cwd, env=env,
-                           capture_output=True, timeout=300)
+        # the run as it ran (--shrink-seconds 0): the batch's replay and
+        # replay_schedule are its commands; the shortest schedule's below
+        r = subprocess.run([argv0, "run", scn, "--seed", str(seed), *recipe, "--shrink-seconds", "0"], cwd=cwd,
+                           env=env, capture_output=True, timeout=300)
         printed = {label.decode(): cmd.decode("utf-8", "surrogateescape")
                    for label, cmd in CMD_RE.findall(first_report(r.stdout))}
+        if not native:
+            # the batch's shortest failing schedule is the one `run` leads with
+            led = subprocess.run([argv0, "run", scn, "--seed", str(seed), *recipe], cwd=cwd, env=env,
+                                 capture_output=True, timeout=300)
+            lead = dict((lb.decode(), cm.decode("utf-8", "surrogateescape"))
+                        for lb, cm in CMD_RE.findall(first_report(led.stdout)))
+            assert lead["replay"] == f["shrunk_replay"], (lead, f)
         if native:
             assert "replay" not in f and "replay_schedule" not in f, f
             assert printed == {"look for a deterministic reproduction on the model": f["model_hint"]}, (printed, f)

@@ -110,7 +110,7 @@ def test_failure_report_and_replay(tmp_path):
                  "work W\nthread A\n  submit W\n  wait W\nend\nexpect calls(W) == 2\n")
     rc, out = run_bounded([harness(), "run", str(f), "--seed", "3"], 60)
     assert rc == 1, out
-    for needle in ("FAILURE", "seed: 3", "strategy: random", "content hash:", "build:", "schedule: ",
+    for needle in ("FAILURE", "found by: seed 3, random", "content hash:", "build:", "schedule: ",
                    "trace up to the first failing check", "replayed once by its schedule: reproduced", "replay: "):
         assert needle in out, (needle, out)
     sched = re.search(r"replay --schedule '([^']*)'", out).group(1)

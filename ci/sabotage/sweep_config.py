@@ -33,8 +33,11 @@ DEFAULTS = {
     "scenarioDir": "scenarios",
     # {harness} {scenario} (absolute path) {seeds} {strategy} {args...}
     # --json: the harness's contract (ci/harness_json.py), read without regexes;
-    # a manifest's own command may print the text report instead (both parse)
-    "scenarioCommand": ["{harness}", "run", "--json", "--no-replay", "--seeds", "{seeds}",
+    # a manifest's own command may print the text report instead (both parse);
+    # --shrink-seconds 2: each distinct failure's shortest schedule for the
+    # transcript, within the 15 s hang floor (the 10 s default, up to 8
+    # distinct failures a scenario, could turn a catch into a timeout)
+    "scenarioCommand": ["{harness}", "run", "--json", "--no-replay", "--shrink-seconds", "2", "--seeds", "{seeds}",
                         "--strategy", "{strategy}", "{scenario}"],
     "defaultSeeds": 200,
     "defaultStrategy": "pct",

@@ -9,6 +9,7 @@ import difflib
 import re
 import time
 
+import harness_json as HJ  # the harness's JSON contract (sweep.py puts ci/ on the path)
 import sweep_objects
 
 from sweep_config import OUTPUT_KEEP, now
@@ -167,6 +168,7 @@ class Entries:
                 f"{r.seconds:.2f} s; {'FAILED (' + str(r.kind) + ')' if r.failed else 'passed'}"
                 f"{'; schedules ' + str(r.schedules) if r.schedules else ''}"
                 f"{'; seed ' + r.seed if r.seed else ''}{'; ' + r.note if r.note else ''}\n"
+                + shortest_schedule(r.output)
                 + (r.output if len(r.output) <= OUTPUT_KEEP else
                    "[...]\n" + r.output[-OUTPUT_KEEP:]))
 
@@ -174,6 +176,23 @@ class Entries:
         d = self.out / "transcripts"
         d.mkdir(parents=True, exist_ok=True)
         (d / f"{transcript_stem(name)}.txt").write_text(text, encoding="utf-8")
+
+
+def shortest_schedule(output):
+    """A scenario catcher's first shrunk failure (the harness's shrunk_*
+    fields, harness/scenario/scn_shrink.h) as the transcript's lead lines:
+    its preemptions and the command that replays it; '' when none."""
+    try:
+        objs, _ = HJ.scan(output)
+    except HJ.VersionMismatch:
+        return ""
+    for o in HJ.of_type(objs, "failure"):
+        if o.get("shrunk_replay"):
+            return (f"shortest failing schedule: {o['shrunk_preemptions']} preemptions, choice prefix "
+                    f"{o['shrunk_prefix']} of {o['shrunk_choices']} choices ({o['kind']} at line {o['line']}; "
+                    f"found by {o['strategy']} seed {o['seed']}, {o.get('preemptions', '?')} preemptions)\n"
+                    f"  replay: {o['shrunk_replay']}\n")
+    return ""
 
 
 def transcript_stem(name):

@@ -20,6 +20,7 @@
 #include "scn_pool.h"
 #include "scn_report.h"
 #include "scn_run.h"
+#include "scn_shrink.h"
 #include "scn_text.h"
 #include "scn_suggest.h"
 
@@ -75,6 +76,8 @@ typedef struct options {
     const char *timeline;       /* replay: write the run as an HTML page here */
     bool replay_continue;       /* replay --continue: past where the schedule stops fitting, seeded */
     const char *save_schedules; /* run: write each reported schedule to a file here */
+    uint64_t shrink_seconds;    /* run: each seeded failure's shrink budget (0: no shrinking) */
+    uint64_t shrink_runs;       /* run: the shrink's runs a preemption bound */
     char *schedule_owned;       /* --schedule-file's contents */
     const struct cli_exe *exe;  /* who this process is (set by the command after parsing) */
 } options;
@@ -97,7 +100,7 @@ void cli_print_parse_error(const char *path, const scn_error *e);
 /* the report and the sibling build (cli_report.c) */
 const char *cli_strategy_name(sched_strategy_kind s);
 void cli_print_report(const cli_exe *x, const scn_scenario *s, const scn_run_opts *ro, const scn_run_out *r,
-                      const char *replay_verdict, const char *schedule_file);
+                      const char *replay_verdict, const char *schedule_file, const scn_shrink_result *shrunk);
 int cli_run_sibling(const cli_exe *x, int argc, char **argv, const char *file);
 
 /* the commands */

@@ -14,11 +14,16 @@ static const command_help HELP[] = {
     {"run", "run FILE... [--seeds N | --seed S] [--first-seed S] [--strategy random|pct|both]\n"
             "          [--depth D] [--pct-steps K] [--mode controlled|native] [--json] [--no-replay]\n"
             "          [--save-schedules DIR] [--min-reach PCT] [--require-reach] [--max-failures N]\n"
+            "          [--shrink-seconds S] [--shrink-runs R]\n"
             "       tpheal-harness run FILE... --strategy dfs [--preemptions P] [--max-runs M] [--por]",
      "Runs each scenario for N seeds (default 100) from --first-seed (default 0), or the one\n"
      "seed S, with each strategy asked for (default random; pct: depth D, default 3, and K\n"
      "expected choice points, default measured by a seed-0 probe run).  Every failure prints a\n"
-     "report and the commands that replay it; --save-schedules writes each reported schedule\n"
+     "report and the commands that replay it, led by its shortest failing schedule: the\n"
+     "fewest preemptions (0..3, the bounded search), then the shortest choice prefix, that\n"
+     "fail with the same kind at the same check, searched for at most S seconds (default 10;\n"
+     "0: no shrinking) and R runs a bound (default 2000; the report says when either budget\n"
+     "cut the search); the seed that found it stays, one line.  --save-schedules writes each reported schedule\n"
      "to DIR and the replay command names the file.  --mode native runs on OS threads\n"
      "(free-running, real time: a seed does not replay its interleaving).  Progress goes to\n"
      "stderr every 5 s of a long run (TPHEAL_PROGRESS_SECONDS).  Each `require` line reports\n"
@@ -59,11 +64,13 @@ static const command_help HELP[] = {
      "Schedules per CPU second of the reference race against the raw fiber switch rate."},
     {"stress-batch", "stress-batch --mode controlled|native [--strategy random|pct] [--depth D]\n"
                      "          [--pct-steps K] --base SEED [--first J] [--count N] [--max-ms MS]\n"
-                     "          [--max-run-ms MS] [--max-failures F] FILE",
+                     "          [--max-run-ms MS] [--max-failures F] [--shrink-seconds S] FILE",
      "Many seeded runs of one scenario in one process, for ci/stress.py (docs/stress.md): runs\n"
      "j = J, J+1, ... with seeds derived from SEED, until N runs or MS of wall time, then one\n"
      "JSON object (type \"batch\", harness/json-schema.json): the runs, distinct interleavings\n"
-     "and the first F failures, each with the commands that replay it.  --max-run-ms skips a\n"
+     "and the first F failures, each with the commands that replay it and (controlled) its\n"
+     "shortest failing schedule, each distinct failure shrunk once within S seconds (default\n"
+     "10, 0: none; as run's).  --max-run-ms skips a\n"
      "native batch whose one run would take longer.  Exit 0 ran (verdicts in the JSON), 2 bad\n"
      "input, 4 the scenario needs the other (fail-fast) build."},
     {"stress-faultloop", "stress-faultloop --seed SEED [--max-sites N] [--only KIND:N [--trace]]\n"

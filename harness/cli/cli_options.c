@@ -80,6 +80,8 @@ int cli_parse_options(int argc, char **argv, int i, options *o, const char **fil
     o->preemptions = 2;
     o->max_runs = 100000;
     o->replay_failures = true;
+    o->shrink_seconds = (uint64_t)SCN_SHRINK_SECONDS;
+    o->shrink_runs = SCN_SHRINK_RUNS_PER_BOUND;
     *nfiles = 0;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -149,6 +151,12 @@ int cli_parse_options(int argc, char **argv, int i, options *o, const char **fil
         } else if (strcmp(a, "--save-schedules") == 0) {
             if (!v) return cli_usage("--save-schedules needs a directory");
             o->save_schedules = v;
+            i++;
+        } else if (strcmp(a, "--shrink-seconds") == 0) {
+            if (!parse_num(a, v, 0, 3600, &o->shrink_seconds)) return 2;
+            i++;
+        } else if (strcmp(a, "--shrink-runs") == 0) {
+            if (!parse_num(a, v, 1, UINT64_MAX, &o->shrink_runs)) return 2;
             i++;
         } else if (strcmp(a, "--timeline") == 0) {
             if (!v) return cli_usage("--timeline needs a file name (FILE.html)");

@@ -19,7 +19,7 @@ static void build_line(char *buf, size_t n) {
 }
 
 void cli_print_report(const cli_exe *x, const scn_scenario *s, const scn_run_opts *ro, const scn_run_out *r,
-                      const char *replay_verdict, const char *schedule_file) {
+                      const char *replay_verdict, const char *schedule_file, const scn_shrink_result *shrunk) {
     char build[256];
     scn_report_ctx c;
     build_line(build, sizeof build);
@@ -28,6 +28,7 @@ void cli_print_report(const cli_exe *x, const scn_scenario *s, const scn_run_opt
     c.build = build;
     c.verdict = replay_verdict;
     c.schedule_file = schedule_file;
+    c.shrunk = shrunk;
     scn_report_print(stdout, s, ro, r, &c);
 }
 

@@ -107,7 +107,7 @@ int cmd_replay(const cli_exe *x, int argc, char **argv) {
                 if (!o.trace) scn_report_block(stdout, "last trace records", r.trace_tail);
                 if (r.schedule) printf("  schedule: %s\n", r.schedule);
             } else {
-                cli_print_report(x, s, &ro, &r, NULL, NULL);
+                cli_print_report(x, s, &ro, &r, NULL, NULL, NULL);
             }
             if (o.trace) scn_report_block(stdout, "trace (every record of the run)", r.trace_full);
             /* what this one run reached: a recount of run's shares from the

@@ -98,19 +98,36 @@ typedef struct run_watch {
     tally *t;
     uint64_t max_choice;
     double t0, last_note, every;
+    scn_shrinks shrinks; /* each distinct failure's shortest schedule, found once */
 } run_watch;
+
+/* The shortest failing schedule of a seeded failure (scn_shrink.h), or NULL:
+ * a DFS run or a replayed schedule is short already, a free-running run
+ * replays by nothing, and --shrink-seconds 0 turns it off. */
+static const scn_shrink_result *shrink_failure(run_watch *w, const scn_run_opts *ro, const scn_run_out *r) {
+    scn_shrink_budget b;
+    if (ro->native || ro->schedule || ro->strategy == SCHED_STRATEGY_DFS || r->status < 0) return NULL;
+    b.max_preemptions = SCN_SHRINK_PREEMPTIONS;
+    b.runs_per_bound = w->o->shrink_runs;
+    b.prefix_runs = SCN_SHRINK_PREFIX_RUNS;
+    b.max_seconds = (double)w->o->shrink_seconds;
+    return scn_shrinks_for(&w->shrinks, w->s, &b, r);
+}
 
 /* One failing run's report: in full (the first FULL_REPORTS of a scenario,
  * with the replay check), as JSON, or as one line after that, so a broken
  * build does not bury the summary under hundreds of identical reports. */
-static void report_failure(const run_watch *w, const scn_run_opts *ro, const scn_run_out *r) {
+static void report_failure(run_watch *w, const scn_run_opts *ro, const scn_run_out *r) {
     const scn_scenario *s = w->s;
     const options *o = w->o;
     const char *verdict = NULL;
+    const scn_shrink_result *shrunk = shrink_failure(w, ro, r);
     scn_run_out again;
     if (w->t->failures > FULL_REPORTS && !o->json) {
         const char *nl = r->failures ? strchr(r->failures, '\n') : NULL;
         scn_text cmd = {0};
+        /* the run's own replay: the line quotes its failure (the full
+         * reports above led with the shortest schedule of each distinct one) */
         scn_replay_command(&cmd, o->exe->argv0, ro, r, s->path);
         printf("FAILURE %s seed %llu %s: %.*s  (replay: %s)\n", s->path, (unsigned long long)ro->seed,
                cli_strategy_name(ro->strategy), r->failures ? (nl ? (int)(nl - r->failures) : (int)strlen(r->failures)) : 0,
@@ -135,9 +152,9 @@ static void report_failure(const run_watch *w, const scn_run_opts *ro, const scn
     }
     if (!o->json) {
         scn_text file = {0};
-        if (o->save_schedules && r->schedule && !save_schedule(o->save_schedules, s, ro, r->schedule, &file))
-            scn_text_free(&file);
-        cli_print_report(o->exe, s, ro, r, verdict, file.s);
+        const char *lead = shrunk && shrunk->found ? shrunk->hit.schedule : r->schedule;
+        if (o->save_schedules && lead && !save_schedule(o->save_schedules, s, ro, lead, &file)) scn_text_free(&file);
+        cli_print_report(o->exe, s, ro, r, verdict, file.s, shrunk);
         scn_text_free(&file);
     } else {
         scn_json j;
@@ -153,11 +170,13 @@ static void report_failure(const run_watch *w, const scn_run_opts *ro, const scn
         scn_failures_json(&j, &r->failure_list);
         scn_json_u64(&j, "line", (uint64_t)(r->failed_check && r->fail_line > 0 ? r->fail_line : 0));
         scn_json_str(&j, "schedule", r->schedule);
+        scn_json_u64(&j, "preemptions", r->preemptions);
         scn_json_str(&j, "race", r->race);
         scn_json_str(&j, "fairness", r->fairness);
         scn_json_str(&j, "replayed", verdict);
         if (scn_replay_command(&cmd, o->exe->argv0, ro, r, s->path)) scn_json_str(&j, "replay", cmd.s);
         scn_text_free(&cmd);
+        if (shrunk) scn_shrink_json(&j, shrunk, o->exe->argv0, s->path);
         scn_json_end(&j);
     }
 }
@@ -481,6 +500,7 @@ static int run_scenario(const scn_scenario *s, const options *o, verify_total *v
     switch (scn_campaign_run(s, &co, &obs, &res)) {
     case SCN_CAMPAIGN_NO_MEMORY:
         scn_campaign_result_free(&res);
+        scn_shrinks_free(&w.shrinks);
         free(t.seen);
         free(t.class_seen);
         return -1;
@@ -508,6 +528,7 @@ static int run_scenario(const scn_scenario *s, const options *o, verify_total *v
     scn_campaign_result_free(&res);
     t.seconds = scn_wall_seconds() - w.t0;
     rc = worse(rc, print_summary(s, o, &t, w.max_choice));
+    scn_shrinks_free(&w.shrinks);
     free(t.seen);
     free(t.class_seen);
     fflush(stdout);

@@ -53,10 +53,12 @@ bool gen_find_failure(const char *path, const char *text, const gen_search *how,
 uint64_t gen_shrink_program(gen_program *p, const char *path, const gen_search *how, const char *same,
                             uint64_t max_runs);
 
-/* The schedule: the bounded search with the partial-order reduction over
- * the program's text at 0, 1, 2, 3 preemptions (at most max_runs each); the
- * first failing run with the same signature fills *out and returns the
- * bound it needed, or -1 when none fails within the bounds. */
+/* The schedule: the shared shrinker (scn_shrink.h) over the program's text
+ * at 0, 1, 2, 3 preemptions (at most max_runs each, no time budget: the
+ * output stays a function of the seed), the same signature as "the same";
+ * the failing run with the fewest preemptions, then the shortest choice
+ * prefix, fills *out, and its preemptions are returned; -1 when none fails
+ * within the bounds. */
 int gen_shrink_schedule(const char *path, const char *text, const char *same, uint64_t max_runs, gen_failure *out,
                         uint64_t *runs);
 

@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "gen_check.h"
-#include "sched_dfs.h"
 #include "scn_ast.h"
 #include "scn_campaign.h"
+#include "scn_shrink.h"
 
 void gen_failure_free(gen_failure *f) {
     free(f->failures);
@@ -152,36 +152,41 @@ uint64_t gen_shrink_program(gen_program *p, const char *path, const gen_search *
     return runs;
 }
 
-/* ---- the schedule: fewest preemptions ------------------------------------------------ */
+/* ---- the schedule: the shared shrinker (scn_shrink.h) ------------------------------ */
+
+/* The same failure while a program shrinks: its signature (gen_check.h). */
+static bool same_signature(void *same, const scn_run_out *r) {
+    char *sig = gen_failure_signature(r->status, &r->failure_list, r->failures);
+    bool eq = !same || strcmp(sig, (const char *)same) == 0;
+    free(sig);
+    return eq;
+}
 
 int gen_shrink_schedule(const char *path, const char *text, const char *same, uint64_t max_runs, gen_failure *out,
                         uint64_t *runs) {
     scn_error e;
     scn_scenario *s = scn_parse(path, text, strlen(text), &e);
-    unsigned bound;
+    scn_shrink_budget b;
+    scn_shrink_result res;
+    int bound = -1;
     memset(out, 0, sizeof *out);
     if (!s) return -1;
-    for (bound = 0; bound <= 3; bound++) {
-        sched_dfs *d = sched_dfs_new(bound);
-        bool hit = false;
-        if (!d) break;
-        sched_dfs_set_por(d, true);
-        do {
-            scn_run_opts ro;
-            memset(&ro, 0, sizeof ro);
-            ro.strategy = SCHED_STRATEGY_DFS;
-            ro.dfs = d;
-            ro.tail_on_failure = true;
-            (*runs)++;
-            hit = run_once(s, &ro, same, out);
-            if (hit) out->how.dfs = NULL; /* the schedule replays it; the search is gone */
-        } while (!hit && sched_dfs_advance(d) && sched_dfs_runs(d) < max_runs);
-        sched_dfs_free(d);
-        if (hit) {
-            scn_free(s);
-            return (int)bound;
-        }
+    b.max_preemptions = SCN_SHRINK_PREEMPTIONS;
+    b.runs_per_bound = max_runs;
+    b.prefix_runs = SCN_SHRINK_PREFIX_RUNS;
+    b.max_seconds = 0; /* generate's budget is its runs: its output stays a function of the seed */
+    scn_shrink(s, &b, same_signature, (void *)same, NULL, &res);
+    *runs += res.runs;
+    if (res.found) {
+        out->how.strategy = SCHED_STRATEGY_DFS; /* the schedule replays it; the search is gone */
+        out->how.tail_on_failure = true;
+        out->status = res.hit.status;
+        out->failures = scn_strdup(res.hit.failures);
+        out->schedule = scn_strdup(res.hit.schedule);
+        out->signature = gen_failure_signature(res.hit.status, &res.hit.failure_list, res.hit.failures);
+        bound = (int)res.preemptions;
     }
+    scn_shrink_result_free(&res);
     scn_free(s);
-    return -1;
+    return bound;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "rt_sched.h"
+#include "scn_shrink.h"
 
 /* '=' is not plain: a first word like `x=1/tpheal-harness` unquoted is an
  * assignment to x, and the shell then runs `replay` (exit 127). */
@@ -82,12 +83,44 @@ static void print_cmd(FILE *out, const char *label, scn_text *cmd) {
     scn_text_free(cmd);
 }
 
-void scn_report_print(FILE *out, const scn_scenario *s, const scn_run_opts *ro, const scn_run_out *r,
+/* The run that found the failure, in one line: how it ran and its replay
+ * by seed (a shrunk report's body is the shrunk run's). */
+static void print_found_by(FILE *out, const scn_scenario *s, const scn_run_opts *ro, const scn_run_out *r,
+                           const scn_report_ctx *c) {
+    scn_text cmd = {0};
+    fprintf(out, "  found by: seed %llu, %s", (unsigned long long)ro->seed, sched_strategy_name(ro->strategy));
+    if (ro->strategy == SCHED_STRATEGY_PCT)
+        fprintf(out, " depth %u steps %llu", ro->depth, (unsigned long long)ro->pct_steps);
+    fprintf(out, ", %llu choices, %llu preemptions; replay by seed: ", (unsigned long long)r->choice_points,
+            (unsigned long long)r->preemptions);
+    scn_replay_by_seed(&cmd, c->exe, ro, s->path);
+    fprintf(out, "%s\n", cmd.s ? cmd.s : "");
+    scn_text_free(&cmd);
+    if (c->verdict) fprintf(out, "  replayed once by its schedule: %s\n", c->verdict);
+}
+
+void scn_report_print(FILE *out, const scn_scenario *s, const scn_run_opts *ro, const scn_run_out *orig,
                       const scn_report_ctx *c) {
     scn_text cmd = {0};
+    const bool shrunk = c->shrunk && c->shrunk->found;
+    const scn_run_out *r = shrunk ? &c->shrunk->hit : orig;
     fprintf(out, "FAILURE %s\n", s->path);
+    if (c->shrunk) {
+        scn_text what = {0};
+        scn_shrink_describe(&what, c->shrunk, true);
+        fprintf(out, "  shortest failing schedule: %s\n", what.s ? what.s : "");
+        scn_text_free(&what);
+    }
+    if (shrunk) {
+        scn_replay_by_schedule(&cmd, c->exe, r->schedule, c->schedule_file, s->path);
+        print_cmd(out, "replay", &cmd);
+        print_found_by(out, s, ro, orig, c);
+    }
     fprintf(out, "  purpose: %s\n", s->purpose);
-    if (ro->native)
+    if (shrunk)
+        fprintf(out, "  below: the shortest failing schedule's run%s\n",
+                strncmp(r->schedule ? r->schedule : "", "T1/idle:", 8) == 0 ? " (bounded search, idle time)" : "");
+    else if (ro->native)
         fprintf(out, "  mode: native (free-running; a seed does not replay the interleaving)  seed: %llu\n",
                 (unsigned long long)ro->seed);
     else if (ro->schedule)
@@ -123,6 +156,7 @@ void scn_report_print(FILE *out, const scn_scenario *s, const scn_run_opts *ro, 
                          r->trace_tail);
     }
     if (r->schedule) fprintf(out, "  schedule: %s\n", r->schedule);
+    if (shrunk) return; /* its replay led the report */
     if (c->verdict) fprintf(out, "  replayed once by its schedule: %s\n", c->verdict);
     if (r->schedule) {
         scn_replay_by_schedule(&cmd, c->exe, r->schedule, c->schedule_file, s->path);

@@ -45,9 +45,15 @@ typedef struct scn_report_ctx {
     const char *build;         /* "ID (default core, sim pool)" */
     const char *verdict;       /* the replay-by-schedule check's result, or NULL */
     const char *schedule_file; /* the schedule saved here, or NULL */
+    /* The failure shrunk (scn_shrink.h), or NULL: not shrunk.  When a
+     * schedule was found the report leads with it and its replay, and its
+     * body (failures, trace, schedule) is that run's; the run that found
+     * the failure stays, one line, with its replay by seed. */
+    const struct scn_shrink_result *shrunk;
 } scn_report_ctx;
 
-/* The whole report: a pure function of its inputs (same seed, same bytes). */
+/* The whole report: a pure function of its inputs (same seed, same bytes;
+ * a shrink prints its runs, never its seconds). */
 void scn_report_print(FILE *, const scn_scenario *, const scn_run_opts *, const scn_run_out *,
                       const scn_report_ctx *);
 

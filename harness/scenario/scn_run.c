@@ -356,6 +356,7 @@ int scn_run(const scn_scenario *s, const scn_run_opts *o, scn_run_out *out) {
         out->fairness = sr.fairness;
         out->steps = sr.steps;
         out->choice_points = sr.choice_points;
+        out->preemptions = sr.preemptions;
         out->interleaving_hash = sr.interleaving_hash;
         out->trace_hash = sr.trace_hash;
         out->fibers_peak = sr.fibers_peak;

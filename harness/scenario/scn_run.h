@@ -53,6 +53,7 @@ typedef struct scn_run_out {
     char *misuse;            /* the sim's misuse reports */
     char *faults;            /* which of the scenario's faults fired (runs that finished) */
     uint64_t steps, choice_points, interleaving_hash;
+    uint64_t preemptions;    /* sched_result.preemptions */
     uint64_t trace_hash;     /* the behaviour class: sched_result.trace_hash */
     uint32_t fibers_peak;    /* most fibers alive at once (controlled runs) */
     /* failed_check: a check failed (not only the run's outcome); then

@@ -111,6 +111,9 @@ typedef struct sched_result {
     char reason[256];           /* empty for SCHED_OK */
     uint64_t steps;             /* scheduling points executed */
     uint64_t choice_points;     /* points where more than one thread was runnable */
+    uint64_t preemptions;       /* choice points where another thread was picked while the
+                                   current one could go on (a late timer firing, which the
+                                   bounded search also counts, is not among them) */
     uint64_t switches;          /* fiber switches between threads */
     uint64_t choices;           /* rt_choose calls with n > 1 */
     uint64_t virtual_time;      /* rt_now() at the end */

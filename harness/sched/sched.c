@@ -215,6 +215,7 @@ int sched_run(const sched_options *opt, rt_thread_fn main_fn, void *arg, sched_r
     memcpy(out->diverged, s->diverged, sizeof out->diverged);
     out->steps = s->steps;
     out->choice_points = s->choice_points;
+    out->preemptions = s->preemptions;
     out->switches = s->switches;
     out->choices = s->choices;
     out->virtual_time = s->now;

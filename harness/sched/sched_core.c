@@ -134,7 +134,7 @@ static void advance_to_deadline(sched *s) {
 }
 
 static rt_thread *pick_next(sched *s) {
-    rt_thread *t = s->current;
+    rt_thread *t = s->current, *cur = s->current;
     /* On idle time a section of an rt_lock_atomic_sections lock runs on
      * while its holder can: no choice, and the step goes on. */
     if (!s->step_time && t && t->atomic_held && t->runnable_at != SCHED_NONE) return t;
@@ -147,6 +147,7 @@ static rt_thread *pick_next(sched *s) {
     s->choice_points++;
     t = s->replay ? sched_replay_pick(s) : NULL;
     if (!t) t = s->strategy->pick(s);
+    if (cur && t != cur && cur->runnable_at != SCHED_NONE) s->preemptions++;
     sched_record_pick(s, t->id);
     s->chash = sched_mix(s->chash, t->id);
     return t;

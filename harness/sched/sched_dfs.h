@@ -46,6 +46,14 @@ bool sched_dfs_complete(const sched_dfs *);
 uint64_t sched_dfs_runs(const sched_dfs *);       /* runs started */
 uint64_t sched_dfs_max_depth(const sched_dfs *);  /* most choice nodes in one run */
 unsigned sched_dfs_max_used(const sched_dfs *);   /* most preemptions one run used */
+/* The last run's preemptions (late firings included), and its choice
+ * prefix: the choice points up to and including the last one that took
+ * another option than the non-preemptive default -- the current thread
+ * while it can go on, else the lowest id; an rt_choose's 0 (0: none).  Past
+ * the prefix each thread runs until it blocks or ends, so the prefix is
+ * what a reader of the schedule has to follow. */
+unsigned sched_dfs_run_preemptions(const sched_dfs *);
+uint64_t sched_dfs_run_prefix(const sched_dfs *);
 /* Before the first run: partial-order reduction (sleep sets + DPOR over the
  * dependency relation of harness/sched/README.md, "Dependency") on or off.
  * With it, runs explore one schedule per class of equivalent ones, as far

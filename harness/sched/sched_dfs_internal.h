@@ -71,6 +71,7 @@ struct sched_dfs {
     size_t len, cap;
     size_t pos;         /* the running run's next node */
     unsigned preempt;   /* the running run's preemptions */
+    uint64_t last_spend;/* the running run's choice points up to its last one off the default */
     uint64_t runs, max_depth;
     unsigned max_used;
     bool done;

@@ -156,6 +156,7 @@ typedef struct sched {
     uintptr_t nlocks, nqueues;
 
     uint64_t now, steps, choice_points, switches, choices;
+    uint64_t preemptions; /* picks of another thread while the current one could go on */
     uint64_t step_time;     /* what a point adds to now: SCHED_STEP_TIME, 0 on idle time */
     uint64_t steps_at_jump; /* idle time: steps when the clock last jumped */
     uint64_t ihash, chash;

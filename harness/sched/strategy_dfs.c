@@ -54,6 +54,8 @@ bool sched_dfs_complete(const sched_dfs *d) { return d->done && !d->error[0]; }
 uint64_t sched_dfs_runs(const sched_dfs *d) { return d->runs; }
 uint64_t sched_dfs_max_depth(const sched_dfs *d) { return d->max_depth; }
 unsigned sched_dfs_max_used(const sched_dfs *d) { return d->max_used; }
+unsigned sched_dfs_run_preemptions(const sched_dfs *d) { return d->preempt; }
+uint64_t sched_dfs_run_prefix(const sched_dfs *d) { return d->last_spend; }
 const char *sched_dfs_error(const sched_dfs *d) { return d->error[0] ? d->error : NULL; }
 
 /* A POR pick node is left for good: the options the bound allowed and the
@@ -117,6 +119,7 @@ static void dfs_run_start(sched *s) {
     if (!d) return; /* caught at the first choice */
     d->pos = 0;
     d->preempt = 0;
+    d->last_spend = 0;
     d->runs++;
     d->seq = d->streak = 0;
     d->ndemoted = 0;
@@ -175,6 +178,7 @@ static uint32_t next_choice(sched *s, uint8_t kind, uint32_t n, bool costly) {
     }
     d->pos++;
     if (d->pos > d->max_depth) d->max_depth = d->pos;
+    if (x->chosen > 0) d->last_spend = d->pos;
     if (costly && x->chosen > 0) {
         d->preempt++;
         if (d->preempt > d->max_used) d->max_used = d->preempt;

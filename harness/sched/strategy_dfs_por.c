@@ -524,6 +524,8 @@ uint32_t sched_dfs_por_choice(sched *s, sched_dfs *d, uint64_t opts, uint32_t cu
     if (d->pos > d->max_depth) d->max_depth = d->pos;
     d->pick_node = (uint32_t)d->pos; /* index + 1 */
     d->step_nodes = (uint32_t)d->pos;
+    /* the default: the current thread while it can go on, else the lowest id */
+    if (pick != (cur && (opts & tbit(cur)) ? cur : lowest_id(opts))) d->last_spend = d->pos;
     if (cur && pick != cur) {
         d->preempt++;
         if (d->preempt > d->max_used) d->max_used = d->preempt;

@@ -5,7 +5,7 @@
  *
  *   stress-batch --mode controlled|native [--strategy random|pct] [--depth D]
  *                [--pct-steps K] --base SEED [--first J] [--count N]
- *                [--max-ms MS] [--max-run-ms MS] [--max-failures F] FILE
+ *                [--max-ms MS] [--max-run-ms MS] [--max-failures F] [--shrink-seconds S] FILE
  *
  * Runs j = first, first+1, ... with seed stress_run_seed(base, j) until
  * count runs were made or max-ms of wall time has passed (checked between
@@ -32,6 +32,9 @@
  * seed, with the strategy's whole recipe) and "replay_schedule" (by the
  * recorded schedule); a free-running run, which nothing replays, carries
  * "model_hint" instead, the command that looks for its failure on the model.
+ * A controlled failure also carries its shortest failing schedule, the
+ * shrunk_* fields (scn_shrink.h: each distinct failure shrunk once, within
+ * --shrink-seconds S, default 10, 0: none; the time counts in max-ms).
  * ci/stress.py prints these; it builds no replay line of its own.
  */
 #include <stdio.h>
@@ -42,6 +45,7 @@
 #include "scn_campaign.h"
 #include "scn_json.h"
 #include "scn_pool.h" /* scn_pool_is_model, scn_pool_backend_name */
+#include "scn_shrink.h"
 #include "scn_report.h" /* the replay commands, as the run path prints them */
 #include "scn_run.h"  /* SCN_SETTLE_DEFAULT, scn_run_unsupported */
 #include "stress.h"
@@ -60,6 +64,7 @@ typedef struct kept_failure {
     char *schedule;
     char *command;         /* the run's replay by seed, or its model hint (native) */
     char *replay_schedule; /* by its schedule, when it has one */
+    const scn_shrink_result *shrunk; /* its shortest failing schedule (the batch's cache), or NULL */
 } kept_failure;
 
 /* The labels of the run path's report (scn_report.c), for the crash line. */
@@ -70,6 +75,7 @@ typedef struct batch_args {
     stress_run_cfg cfg;
     uint64_t base, first, count, max_ms, max_failures;
     uint64_t max_run_ms; /* native: skip a scenario whose one run takes longer */
+    uint64_t shrink_seconds; /* each distinct failure's shrink budget (0: none) */
     const char *path;
 } batch_args;
 
@@ -78,7 +84,7 @@ static int usage(const char *msg, const char *arg) {
     fprintf(stderr, "usage: tpheal-harness " CMD " --mode controlled|native "
                     "[--strategy random|pct] [--depth D] [--pct-steps K] --base SEED "
                     "[--first J] [--count N] [--max-ms MS] [--max-run-ms MS] [--max-failures F] "
-                    "FILE\n");
+                    "[--shrink-seconds S] FILE\n");
     return 2;
 }
 
@@ -88,6 +94,7 @@ static int parse(int argc, char **argv, batch_args *a) {
     a->max_ms = UINT64_MAX;
     a->max_run_ms = UINT64_MAX;
     a->max_failures = 20;
+    a->shrink_seconds = (uint64_t)SCN_SHRINK_SECONDS;
     a->cfg.depth = 3;
     bool have_mode = false, have_base = false;
     for (int i = 1; i < argc; i++) {
@@ -120,6 +127,7 @@ static int parse(int argc, char **argv, batch_args *a) {
         else if (!strcmp(o, "--max-ms")) num = &a->max_ms;
         else if (!strcmp(o, "--max-failures")) num = &a->max_failures;
         else if (!strcmp(o, "--max-run-ms")) num = &a->max_run_ms;
+        else if (!strcmp(o, "--shrink-seconds")) num = &a->shrink_seconds;
         else return usage("unknown option", o);
         if (num && !stress_parse_u64(CMD, o, v, num)) return 2;
     }
@@ -187,6 +195,8 @@ typedef struct batch {
     stress_hashset seen, classes; /* interleavings; behaviour classes (sched_result.trace_hash) */
     uint64_t reached;             /* bit i: some run reached the scenario's requirement i */
     kept_failure *kept;
+    const scn_scenario *scn;
+    scn_shrinks shrinks; /* each distinct failure's shortest schedule, found once (scn_shrink.h) */
     /* Each run's command is built before it runs (a crash prints it after
      * the crash line), into the buffer the crash line is not reading: a
      * signal between two runs finds the last run's command whole. */
@@ -243,6 +253,12 @@ static bool after_run(void *ctx, uint64_t j, const scn_run_opts *ro, const scn_r
                 scn_text by_schedule = {0};
                 scn_replay_by_schedule(&by_schedule, b->exe, k->schedule, NULL, a->path);
                 k->replay_schedule = scn_text_take(&by_schedule);
+            }
+            k->shrunk = NULL;
+            if (a->cfg.mode == STRESS_CONTROLLED) {
+                scn_shrink_budget sb = {SCN_SHRINK_PREEMPTIONS, SCN_SHRINK_RUNS_PER_BOUND, SCN_SHRINK_PREFIX_RUNS,
+                                        (double)a->shrink_seconds};
+                k->shrunk = scn_shrinks_for(&b->shrinks, b->scn, &sb, r);
             }
         }
         b->nfail++;
@@ -308,6 +324,7 @@ int tph_stress_batch_main(int argc, char **argv, const char *exe, const char *mo
     bt.exe = exe;
     bt.model_exe = model_exe;
     bt.kept = kept;
+    bt.scn = scn;
     stress_hashset_init(&bt.seen);
     stress_hashset_init(&bt.classes);
     bt.t0 = stress_wall_ms();
@@ -338,6 +355,7 @@ int tph_stress_batch_main(int argc, char **argv, const char *exe, const char *mo
             free(kept[i].command);
             free(kept[i].replay_schedule);
         }
+        scn_shrinks_free(&bt.shrinks);
         scn_campaign_result_free(&res);
         stress_hashset_free(&bt.seen);
         stress_hashset_free(&bt.classes);
@@ -377,6 +395,7 @@ int tph_stress_batch_main(int argc, char **argv, const char *exe, const char *mo
         if (a.cfg.mode == STRESS_NATIVE) scn_json_str(&j, "model_hint", k->command);
         else scn_json_str(&j, "replay", k->command);
         if (k->replay_schedule) scn_json_str(&j, "replay_schedule", k->replay_schedule);
+        if (k->shrunk) scn_shrink_json(&j, k->shrunk, exe, a.path);
         scn_json_close(&j);
         free(k->schedule);
         free(k->command);
@@ -408,6 +427,7 @@ int tph_stress_batch_main(int argc, char **argv, const char *exe, const char *mo
     }
     if (scn->sampled[0]) scn_json_str(&j, "sampled", scn->sampled);
     scn_json_end(&j);
+    scn_shrinks_free(&bt.shrinks);
     stress_hashset_free(&seen);
     stress_hashset_free(&classes);
     scn_free(scn);
