@@ -99,7 +99,7 @@ def parse_harness_text(rc, output, first_seed=0):
     if not summary and not first:
         return None
     if rc is None:
-        return True, "timeout", None, None, "hang bound reached"
+        return TIMED_OUT
     if first:
         body = first.group("body")
         seed = re.search(r"seed: (\d+)", body)
@@ -128,6 +128,19 @@ def parse_harness(rc, output):
     return parse_harness_json(rc, output)
 
 
+TIMED_OUT = (True, "timeout", None, None, "hang bound reached")
+
+
+def contract_objects(output):
+    """The harness's JSON objects in a catcher's output (ci/harness_json.py):
+    a line cut short by a crash is skipped (the exit status tells the rest);
+    a line of another contract version stops the sweep (Bad)."""
+    try:
+        return harness_json.scan(output)[0]
+    except harness_json.VersionMismatch as e:
+        raise Bad(f"{e} (harness and ci/ are from different trees)")
+
+
 def parse_harness_json(rc, output, first_seed=0):
     """(failed, kind, schedules, seed, note) from `tpheal-harness run --json`,
     read through the harness's contract (ci/harness_json.py): the first
@@ -136,12 +149,8 @@ def parse_harness_json(rc, output, first_seed=0):
     the rest.  A line of another contract version stops the sweep (Bad): a
     verdict read from fields that changed meaning is no verdict."""
     if rc is None:
-        return True, "timeout", None, None, "hang bound reached"
-    try:
-        # a line cut short by a crash is skipped: the exit status tells the rest
-        objs = harness_json.scan(output)[0]
-    except harness_json.VersionMismatch as e:
-        raise Bad(f"{e} (harness and ci/ are from different trees)")
+        return TIMED_OUT
+    objs = contract_objects(output)
     fails = harness_json.of_type(objs, "failure")
     sums = harness_json.of_type(objs, "summary")
     crashed = broken_kind(rc, output)
@@ -178,11 +187,8 @@ def parse_generate_json(rc, output):
     `replay` command is in the output).  A summary with programs and no
     failure is a pass; anything else is a broken run."""
     if rc is None:
-        return True, "timeout", None, None, "hang bound reached"
-    try:
-        objs = harness_json.scan(output)[0]
-    except harness_json.VersionMismatch as e:
-        raise Bad(f"{e} (harness and ci/ are from different trees)")
+        return TIMED_OUT
+    objs = contract_objects(output)
     fails = harness_json.of_type(objs, "generate-failure")
     sums = harness_json.of_type(objs, "generate-summary")
     if fails:
